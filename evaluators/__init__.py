@@ -1,0 +1,1 @@
+"""Benchmark logic: parsing datasets and answers, scoring, Data Cube results, experiments."""

@@ -1,0 +1,70 @@
+"""Errors raised by the evaluators package.
+
+    EvaluationError
+    ├── DatasetFormatError        a benchmark or answers file cannot be read (file, position)
+    │   └── DatasetTooLargeError  the file exceeds the configured size limit
+    ├── UnknownDatasetError       no dataset of that name/id in the store or catalog
+    ├── UnknownSubExperimentError an experiment type or profile id we do not have
+    ├── AnswerFileError           an answers file that does not fit its dataset (unknown/duplicate ids)
+    ├── FetchError                a dataset download failed or did not verify
+    └── KnowledgeBaseError        a KB endpoint or graph could not be used
+"""
+
+from __future__ import annotations
+
+
+class EvaluationError(Exception):
+    """Root of every evaluators error."""
+
+
+class DatasetFormatError(EvaluationError):
+    """A benchmark or answers file that cannot be parsed.
+
+    The message names the file, the position and what was expected.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        where = ""
+        if source:
+            where = source
+            if line is not None:
+                where += f":{line}"
+                if column is not None:
+                    where += f":{column}"
+            where += ": "
+        super().__init__(where + message)
+        self.source = source
+        self.line = line
+        self.column = column
+        self.detail = message
+
+
+class DatasetTooLargeError(DatasetFormatError):
+    """The file is larger than the configured limit."""
+
+
+class UnknownDatasetError(EvaluationError):
+    """No dataset with that name or id."""
+
+
+class UnknownSubExperimentError(EvaluationError):
+    """An experiment type, measure or profile id that does not exist."""
+
+
+class AnswerFileError(EvaluationError):
+    """An answers file that does not fit its dataset."""
+
+
+class FetchError(EvaluationError):
+    """A dataset download failed or its checksum did not verify."""
+
+
+class KnowledgeBaseError(EvaluationError):
+    """A knowledge base (graph or endpoint) could not be used."""

@@ -1,0 +1,174 @@
+"""Typed values that cross module boundaries: benchmark datasets, questions and answers.
+
+Parsers in ``evaluators.formats`` return these; the RDF mapping (``evaluators.dataset_rdf``) turns
+them into quads and back; the scoring code reads them. Everything here is immutable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from pyoxigraph import Literal, NamedNode
+
+# A gold or system answer value: an IRI, or a literal keeping its datatype or language tag.
+# A value that a file marks as a URI but that is not a valid IRI (spaces, say) is kept as a
+# literal typed xsd:anyURI so that nothing is lost and nothing crashes.
+AnswerValue = NamedNode | Literal
+
+
+class AnswerType(StrEnum):
+    """QALD answer types (the ``answertype`` field)."""
+
+    RESOURCE = "resource"
+    STRING = "string"
+    NUMBER = "number"
+    DATE = "date"
+    BOOLEAN = "boolean"
+
+
+class SourceFormat(StrEnum):
+    """The benchmark and answer file formats qabench reads."""
+
+    QALD_XML = "qald-xml"
+    QALD_JSON = "qald-json"
+    EQALD = "eqald"
+    NLQ = "nlq"
+    LCQUAD = "lcquad"
+    BIOASQ = "bioasq"
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionText:
+    """The question in one language, with its keywords."""
+
+    language: str
+    text: str
+    keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSet:
+    """One SPARQL result given as an answer.
+
+    ``values`` holds every value of every variable of every binding, in file order, without
+    duplicates. ``boolean`` is set for ASK results (and then ``values`` is empty).
+    """
+
+    values: tuple[AnswerValue, ...] = ()
+    boolean: bool | None = None
+    variables: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        """Return whether the answer carries neither values nor a boolean."""
+        return not self.values and self.boolean is None
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """A span of a question string linked to a KB resource (extended QALD JSON).
+
+    Offsets are character offsets into the question string; ``end`` is exclusive.
+    """
+
+    language: str
+    begin: int
+    end: int
+    text: str
+    resource: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    """A BioASQ snippet. Offsets are as the file gives them (BioASQ: inclusive end)."""
+
+    document: str
+    text: str
+    begin_section: str
+    end_section: str
+    offset_begin: int
+    offset_end: int
+
+
+@dataclass(frozen=True, slots=True)
+class BioasqGold:
+    """The BioASQ task-b parts of a question (gold file or system response)."""
+
+    question_type: str  # yesno | factoid | list | summary
+    documents: tuple[str, ...] = ()
+    snippets: tuple[Snippet, ...] = ()
+    concepts: tuple[str, ...] = ()
+    # yes/no answer as written ("yes", "no", or whatever a system wrote)
+    yesno: str | None = None
+    # factoid and list answers: entities, each a tuple of synonyms (first one is the name)
+    entities: tuple[tuple[str, ...], ...] = ()
+    ideal_answers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One benchmark question (or one system answer to it, for answer files)."""
+
+    id: str
+    texts: tuple[QuestionText, ...] = ()
+    answer_type: AnswerType | None = None
+    # the answertype exactly as written (None if absent), kept for checks and GERBIL's quirks
+    answer_type_label: str | None = None
+    aggregation: bool | None = None
+    only_dbo: bool | None = None
+    hybrid: bool | None = None
+    sparql: str | None = None
+    pseudo_query: str | None = None
+    schemaless_query: str | None = None
+    # None: the source has no answers at all (LC-QuAD, question-only files)
+    answers: tuple[AnswerSet, ...] | None = None
+    answer_item_types: tuple[str, ...] = ()
+    annotations: tuple[Annotation, ...] = ()
+    confidence: float | None = None
+    out_of_scope: bool = False
+    bioasq: BioasqGold | None = None
+
+    def text(self, language: str) -> str | None:
+        """Return the question string in ``language`` (``None`` if missing or blank)."""
+        for entry in self.texts:
+            if entry.language == language and entry.text.strip():
+                return entry.text
+        return None
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """Return the languages with a non-blank question string, in file order."""
+        return tuple(t.language for t in self.texts if t.text.strip())
+
+    @property
+    def has_answers(self) -> bool:
+        """Return whether the source gives answers for this question (possibly empty)."""
+        return self.answers is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ParseWarning:
+    """Something a parser ignored or repaired (unknown fields, invalid IRIs, ...)."""
+
+    message: str
+    question_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A parsed benchmark or answers file."""
+
+    format: SourceFormat
+    questions: tuple[Question, ...]
+    source_id: str | None = None  # the id the file gives itself (QALD "dataset.id")
+    metadata: str | None = None
+    warnings: tuple[ParseWarning, ...] = field(default=())
+
+    def by_id(self) -> dict[str, Question]:
+        """Return the questions keyed by id (the first one wins for duplicated ids)."""
+        result: dict[str, Question] = {}
+        for q in self.questions:
+            result.setdefault(q.id, q)
+        return result

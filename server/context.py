@@ -1,0 +1,53 @@
+"""What a CLI command needs: the configuration and a lazily opened store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from types import TracebackType
+from typing import Any
+
+from server.config import Config
+from store.triplestore import TripleStore
+
+
+class CliError(Exception):
+    """A command-line problem reported as one line on stderr."""
+
+
+class Context:
+    """Holds the configuration and opens the store only when a command needs it."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._store: TripleStore | None = None
+
+    @property
+    def store(self) -> TripleStore:
+        """Return the store, opening it on first use."""
+        if self._store is None:
+            self._store = TripleStore.open(self.config.store_path)
+        return self._store
+
+    def close(self) -> None:
+        """Release the store."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @staticmethod
+    def emit_json(document: Any) -> None:
+        """Print one JSON document on stdout."""
+        json.dump(document, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
+        sys.stdout.write("\n")

@@ -1,0 +1,50 @@
+"""Errors raised by the store package.
+
+    StoreError
+    ├── StoreLockedError        another process holds the store directory open for writing
+    ├── QuerySyntaxError        SPARQL that does not parse (message and position)
+    ├── UnsupportedFormatError  a media type or file extension we cannot read or write
+    ├── RdfSyntaxError          RDF input that does not parse (file, line, column)
+    └── RemoteStoreError        a remote SPARQL store answered with an error
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Root of every store error."""
+
+
+class StoreLockedError(StoreError):
+    """The store directory is already open read-write in another process."""
+
+
+class QuerySyntaxError(StoreError):
+    """A SPARQL query or update does not parse.
+
+    Attributes:
+        line: 1-based line of the error when the parser reports it.
+        column: 1-based column of the error when the parser reports it.
+    """
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+class UnsupportedFormatError(StoreError):
+    """No reader or writer for the requested format."""
+
+
+class RdfSyntaxError(StoreError):
+    """RDF input that does not parse."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+class RemoteStoreError(StoreError):
+    """A remote SPARQL 1.1 store answered with an error or could not be reached."""

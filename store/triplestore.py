@@ -1,0 +1,307 @@
+"""`TripleStore`: the one wrapper around ``pyoxigraph.Store``.
+
+Every write of one logical operation goes through a single transactional call (``add`` uses
+``Store.extend``; ``apply`` and ``update`` use one SPARQL update), so a failure leaves the store as
+it was. pyoxigraph allows one read-write opener per directory; a second opener gets
+``StoreLockedError`` naming the directory (see docs/architecture.md for the process model).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO
+
+from pyoxigraph import (
+    BlankNode,
+    Dataset,
+    DefaultGraph,
+    Literal,
+    NamedNode,
+    Quad,
+    QueryBoolean,
+    QueryResultsFormat,
+    QuerySolutions,
+    QueryTriples,
+    RdfFormat,
+    Store,
+    Variable,
+    serialize,
+    CanonicalizationAlgorithm,
+)
+
+from store.errors import QuerySyntaxError, RdfSyntaxError, StoreError, StoreLockedError
+
+Term = NamedNode | BlankNode | Literal
+GraphName = NamedNode | DefaultGraph
+QueryResult = QuerySolutions | QueryBoolean | QueryTriples
+
+_POSITION = re.compile(r"(?:error at |line )(\d+)(?::(\d+)| between columns (\d+))")
+# Quads per SPARQL update statement when `apply` has to build one; keeps update strings small.
+_UPDATE_CHUNK = 2000
+
+
+def _position(message: str) -> tuple[int | None, int | None]:
+    match = _POSITION.search(message)
+    if not match:
+        return None, None
+    column = match.group(2) or match.group(3)
+    return int(match.group(1)), int(column) if column else None
+
+
+def _quad_text(quad: Quad) -> str:
+    triple = f"{quad.subject} {quad.predicate} {quad.object} ."
+    if isinstance(quad.graph_name, DefaultGraph):
+        return triple
+    return f"GRAPH {quad.graph_name} {{ {triple} }}"
+
+
+class TripleStore:
+    """A persistent (or in-memory) Oxigraph store with transactional writes."""
+
+    def __init__(self, store: Store, path: Path | None) -> None:
+        self._store: Store | None = store
+        self.path = path
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: Path) -> TripleStore:
+        """Open (creating if needed) the store directory ``path`` read-write.
+
+        Raises:
+            StoreLockedError: if another process (or this one) already has it open.
+            StoreError: if the directory cannot be created or read.
+        """
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            return cls(Store(str(path)), path)
+        except OSError as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLockedError(
+                    f"The store at {path} is in use by another process (pyoxigraph allows one "
+                    "writer per directory). Stop the running `qabench serve`, or point this "
+                    "command at another directory with --data-dir."
+                ) from exc
+            raise StoreError(f"Cannot open the store at {path}: {exc}") from exc
+
+    @classmethod
+    def in_memory(cls) -> TripleStore:
+        """Return a store that lives in memory only (replicas, tests)."""
+        return cls(Store(), None)
+
+    def close(self) -> None:
+        """Flush and release the store (and its directory lock)."""
+        if self._store is not None:
+            if self.path is not None:
+                self._store.flush()
+            self._store = None
+
+    @property
+    def raw(self) -> Store:
+        """Return the underlying pyoxigraph store (only for the store package's own helpers)."""
+        if self._store is None:
+            raise StoreError("The store has been closed")
+        return self._store
+
+    # ------------------------------------------------------------------ reading
+    def query(
+        self,
+        sparql: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        default_graph: list[GraphName] | None = None,
+        named_graphs: list[NamedNode] | None = None,
+        union_default_graph: bool = False,
+        base_iri: str | None = None,
+    ) -> QueryResult:
+        """Evaluate a SPARQL query.
+
+        Raises:
+            QuerySyntaxError: if the query does not parse (with line and column).
+            StoreError: if evaluation fails.
+        """
+        subs = {Variable(k): v for k, v in (substitutions or {}).items()}
+        try:
+            return self.raw.query(
+                sparql,
+                substitutions=subs or None,
+                default_graph=default_graph,
+                named_graphs=named_graphs,
+                use_default_graph_as_union=union_default_graph and default_graph is None,
+                base_iri=base_iri,
+            )
+        except SyntaxError as exc:
+            line, column = _position(str(exc))
+            raise QuerySyntaxError(f"Malformed SPARQL: {exc}", line, column) from exc
+        except OSError as exc:
+            raise StoreError(f"Query evaluation failed: {exc}") from exc
+
+    def select(self, sparql: str, **substitutions: Term) -> list[dict[str, Term]]:
+        """Run a SELECT over the union of all graphs and return rows as ``{var: term}``.
+
+        Unbound variables are left out of a row.
+        """
+        result = self.query(sparql, substitutions=substitutions, union_default_graph=True)
+        if not isinstance(result, QuerySolutions):
+            raise StoreError("select() needs a SELECT query")
+        names = [v.value for v in result.variables]
+        rows: list[dict[str, Term]] = []
+        for solution in result:
+            row = {}
+            for name in names:
+                value = solution[name]
+                if value is not None:
+                    row[name] = value
+            rows.append(row)
+        return rows
+
+    def ask(self, sparql: str, **substitutions: Term) -> bool:
+        """Run an ASK over the union of all graphs."""
+        result = self.query(sparql, substitutions=substitutions, union_default_graph=True)
+        if not isinstance(result, QueryBoolean):
+            raise StoreError("ask() needs an ASK query")
+        return bool(result)
+
+    def quads(
+        self,
+        subject: Term | None = None,
+        predicate: NamedNode | None = None,
+        obj: Term | None = None,
+        graph: GraphName | None = None,
+    ) -> Iterator[Quad]:
+        """Iterate the quads matching a pattern (``None`` is a wildcard)."""
+        return iter(self.raw.quads_for_pattern(subject, predicate, obj, graph))
+
+    def graphs(self) -> list[NamedNode]:
+        """Return every named graph in the store."""
+        return [g for g in self.raw.named_graphs() if isinstance(g, NamedNode)]
+
+    def has_graph(self, graph: NamedNode) -> bool:
+        """Return whether the named graph exists."""
+        return bool(self.raw.contains_named_graph(graph))
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    # ------------------------------------------------------------------ writing
+    def add(self, quads: Iterable[Quad]) -> None:
+        """Add quads in one transaction (all or nothing).
+
+        Raises:
+            StoreError: if the write fails; nothing is written then.
+        """
+        try:
+            self.raw.extend(quads)
+        except OSError as exc:
+            raise StoreError(f"Writing to the store failed, nothing was written: {exc}") from exc
+
+    def apply(self, remove: Iterable[Quad] = (), add: Iterable[Quad] = ()) -> None:
+        """Remove then add quads in one transaction (one SPARQL update).
+
+        Blank nodes cannot be removed this way; qabench never writes blank nodes.
+
+        Raises:
+            StoreError: if the update fails; nothing is written then.
+        """
+        parts: list[str] = []
+        for keyword, quads in (("DELETE DATA", list(remove)), ("INSERT DATA", list(add))):
+            for start in range(0, len(quads), _UPDATE_CHUNK):
+                body = "\n".join(_quad_text(q) for q in quads[start : start + _UPDATE_CHUNK])
+                parts.append(f"{keyword} {{\n{body}\n}}")
+        if parts:
+            self.update(" ;\n".join(parts))
+
+    def replace_graph(self, graph: NamedNode, quads: Iterable[Quad]) -> None:
+        """Replace the content of ``graph`` with ``quads`` in one transaction."""
+        new = [Quad(q.subject, q.predicate, q.object, graph) for q in quads]
+        old = list(self.quads(graph=graph))
+        self.apply(remove=old, add=new)
+
+    def update(self, sparql_update: str) -> None:
+        """Run a SPARQL update in one transaction.
+
+        Raises:
+            QuerySyntaxError: if the update does not parse.
+            StoreError: if it fails; nothing is written then.
+        """
+        try:
+            self.raw.update(sparql_update)
+        except SyntaxError as exc:
+            line, column = _position(str(exc))
+            raise QuerySyntaxError(f"Malformed SPARQL update: {exc}", line, column) from exc
+        except OSError as exc:
+            raise StoreError(f"Update failed, nothing was written: {exc}") from exc
+
+    def drop_graphs(self, graphs: Iterable[NamedNode]) -> None:
+        """Remove whole named graphs in one transaction."""
+        statements = [f"DROP SILENT GRAPH {g}" for g in graphs]
+        if statements:
+            self.update(" ;\n".join(statements))
+
+    def load(
+        self,
+        data: bytes | IO[bytes],
+        rdf_format: RdfFormat,
+        *,
+        graph: NamedNode | None = None,
+        base_iri: str | None = None,
+    ) -> None:
+        """Parse and add RDF in one transaction.
+
+        Raises:
+            RdfSyntaxError: if the input does not parse; nothing is written then.
+        """
+        try:
+            self.raw.load(data, rdf_format, base_iri=base_iri, to_graph=graph)
+        except SyntaxError as exc:
+            line, column = _position(str(exc))
+            raise RdfSyntaxError(f"Malformed RDF: {exc}", line, column) from exc
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"Loading RDF failed, nothing was written: {exc}") from exc
+
+    # ------------------------------------------------------------------ dumping
+    def dump(
+        self,
+        output: IO[bytes] | Path,
+        rdf_format: RdfFormat = RdfFormat.N_QUADS,
+        *,
+        graphs: Iterable[NamedNode] | None = None,
+    ) -> int:
+        """Write the store (or only ``graphs``) and return the number of quads written."""
+        quads = self.snapshot(graphs)
+
+        if isinstance(output, Path):
+            with output.open("wb") as fh:
+                serialize(quads, fh, rdf_format)
+        else:
+            serialize(quads, output, rdf_format)
+        return len(quads)
+
+    def snapshot(self, graphs: Iterable[NamedNode] | None = None) -> list[Quad]:
+        """Return the store's quads (optionally only ``graphs``) in a canonical order."""
+        if graphs is None:
+            quads = list(self.quads())
+        else:
+            quads = [q for g in graphs for q in self.quads(graph=g)]
+        return sorted(quads, key=str)
+
+    def canonical(self) -> Dataset:
+        """Return the whole store as a canonicalised ``Dataset`` (compare two with ``==``)."""
+
+        dataset = Dataset(self.quads())
+        dataset.canonicalize(CanonicalizationAlgorithm.UNSTABLE)
+        return dataset
+
+    def results(self, result: QueryResult, media: QueryResultsFormat) -> bytes:
+        """Serialise SELECT/ASK results (helper for the server's endpoint)."""
+        if isinstance(result, QueryTriples):
+            raise StoreError("CONSTRUCT/DESCRIBE results are RDF, not a results format")
+        return bytes(result.serialize(format=media))
+
+
+def literal_value(term: Term | None) -> str | None:
+    """Return the lexical value of a literal (or an IRI's string), ``None`` for ``None``."""
+    if term is None:
+        return None
+    return term.value

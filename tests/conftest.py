@@ -1,0 +1,48 @@
+"""Shared fixtures. Area-specific fixtures live in ``tests/plugins/<area>.py`` (loaded below)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.config import Config, config_from_dict, load_config
+from store.triplestore import TripleStore
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytest_plugins = sorted(
+    f"tests.plugins.{p.stem}"
+    for p in (Path(__file__).parent / "plugins").glob("*.py")
+    if p.stem != "__init__"
+)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """Return the public benchmark data directory (``datasets.reference_data``)."""
+    path = load_config().datasets.reference_data
+    if not path.is_dir():
+        pytest.fail(f"reference data not found at {path}; set datasets.reference_data")
+    return path
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    """Return a configuration whose store, index and caches live under ``tmp_path``."""
+    return config_from_dict(
+        {
+            "server": {"base_iri": "http://qabench.test", "demo": False},
+            "store": {"data_dir": str(tmp_path / "data")},
+        },
+        source=REPO / "config.toml",
+    )
+
+
+@pytest.fixture
+def store(config: Config) -> Iterator[TripleStore]:
+    """Return a real Oxigraph store in the test's temporary directory."""
+    ts = TripleStore.open(config.store_path)
+    yield ts
+    ts.close()
