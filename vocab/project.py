@@ -50,6 +50,14 @@ PROPERTIES = [
     "expandedQuery", "queryEdited", "queryRun", "retrievedDocument", "pmid", "score",
     "shortAnswer", "citedAnswer", "sentence", "cites", "flagged", "generator", "model",
     "settings", "stageMillis",
+    # measures that GERBIL's vocabulary does not have
+    "processedCount", "processedMacroPrecision", "processedMacroRecall", "processedF1",
+    "globalMacroPrecision", "globalMacroRecall", "globalF1", "inKbMicroF1", "inKbMacroF1",
+    "eeMicroF1", "eeMacroF1", "macroF1CiLow", "macroF1CiHigh", "meanAveragePrecision",
+    "geometricMeanAveragePrecision", "meanPrecision", "meanRecall", "meanF1",
+    "averagePrecision", "accuracy", "f1Yes", "f1No", "strictAccuracy", "lenientAccuracy",
+    "meanReciprocalRank", "reciprocalRank", "rouge2Recall", "rouge2F1", "rougeSU4Recall",
+    "rougeSU4F1", "questionsEvaluated",
 ]
 
 INDIVIDUALS = [

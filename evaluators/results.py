@@ -1,0 +1,201 @@
+"""Evaluation results as typed values, the measure registry, and the JSON shape of the CLI.
+
+Every scorer (QA and its sub-experiments, BioASQ) returns an ``EvaluationResult``; ``cube.py``
+turns it into Data Cube quads and ``to_json`` into the ``qabench evaluate --json`` document.
+A measure that has no value (GERBIL would print NaN) is ``value=None`` with a reason, never a
+number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import NamedNode
+
+from vocab.project import QAB
+from vocab.standard import GERBIL
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureInfo:
+    """A measure id (stable, lowercase, used in JSON, URLs and IRIs) and its RDF property."""
+
+    id: str
+    term: NamedNode
+    label: str
+    is_count: bool = False
+
+
+def _m(id_: str, term: NamedNode, label: str, is_count: bool = False) -> MeasureInfo:
+    return MeasureInfo(id_, term, label, is_count)
+
+
+MEASURES: dict[str, MeasureInfo] = {
+    m.id: m
+    for m in [
+        # GERBIL's own measure properties (queries written for GERBIL QA keep working)
+        _m("micro_precision", GERBIL.microPrecision, "Micro Precision"),
+        _m("micro_recall", GERBIL.microRecall, "Micro Recall"),
+        _m("micro_f1", GERBIL.microF1, "Micro F1"),
+        _m("macro_precision", GERBIL.macroPrecision, "Macro Precision"),
+        _m("macro_recall", GERBIL.macroRecall, "Macro Recall"),
+        _m("macro_f1", GERBIL.macroF1, "Macro F1"),
+        _m("macro_f1_qald", GERBIL.Macro_F1_QALD, "Macro F1 QALD"),
+        _m("errors", GERBIL.errorCount, "Error Count", is_count=True),
+        _m("avg_millis", GERBIL["avg_millis/doc"], "avg millis/doc"),
+        _m("precision", GERBIL.precision, "Precision"),
+        _m("recall", GERBIL.recall, "Recall"),
+        _m("f1", GERBIL.f1, "F1"),
+        _m("tp", GERBIL.truePositiveCount, "True Positives", is_count=True),
+        _m("fp", GERBIL.falsePositiveCount, "False Positives", is_count=True),
+        _m("fn", GERBIL.falseNegativeCount, "False Negatives", is_count=True),
+        # classic QALD script
+        _m("processed", QAB.processedCount, "Processed questions", is_count=True),
+        _m("processed_macro_precision", QAB.processedMacroPrecision, "Macro Precision (processed)"),
+        _m("processed_macro_recall", QAB.processedMacroRecall, "Macro Recall (processed)"),
+        _m("processed_f1", QAB.processedF1, "F1 (processed)"),
+        _m("global_macro_precision", QAB.globalMacroPrecision, "Macro Precision (all questions)"),
+        _m("global_macro_recall", QAB.globalMacroRecall, "Macro Recall (all questions)"),
+        _m("global_f1", QAB.globalF1, "F-1 Global"),
+        # GERBIL's C2KB-style extras
+        _m("inkb_micro_f1", QAB.inKbMicroF1, "InKB Micro F1"),
+        _m("inkb_macro_f1", QAB.inKbMacroF1, "InKB Macro F1"),
+        _m("ee_micro_f1", QAB.eeMicroF1, "EE Micro F1"),
+        _m("ee_macro_f1", QAB.eeMacroF1, "EE Macro F1"),
+        # confidence intervals (bootstrap 95%) of macro F1
+        _m("macro_f1_ci_low", QAB.macroF1CiLow, "Macro F1, 95% CI lower bound"),
+        _m("macro_f1_ci_high", QAB.macroF1CiHigh, "Macro F1, 95% CI upper bound"),
+        # BioASQ task b
+        _m("map", QAB.meanAveragePrecision, "MAP"),
+        _m("gmap", QAB.geometricMeanAveragePrecision, "GMAP"),
+        _m("mean_precision", QAB.meanPrecision, "Mean Precision"),
+        _m("mean_recall", QAB.meanRecall, "Mean Recall"),
+        _m("mean_f1", QAB.meanF1, "Mean F1"),
+        _m("average_precision", QAB.averagePrecision, "Average Precision"),
+        _m("accuracy", QAB.accuracy, "Accuracy"),
+        _m("f1_yes", QAB.f1Yes, "F1 (yes)"),
+        _m("f1_no", QAB.f1No, "F1 (no)"),
+        _m("strict_accuracy", QAB.strictAccuracy, "Strict Accuracy"),
+        _m("lenient_accuracy", QAB.lenientAccuracy, "Lenient Accuracy"),
+        _m("mrr", QAB.meanReciprocalRank, "MRR"),
+        _m("reciprocal_rank", QAB.reciprocalRank, "Reciprocal Rank"),
+        _m("rouge2_recall", QAB.rouge2Recall, "ROUGE-2 Recall"),
+        _m("rouge2_f1", QAB.rouge2F1, "ROUGE-2 F1"),
+        _m("rougesu4_recall", QAB.rougeSU4Recall, "ROUGE-SU4 Recall"),
+        _m("rougesu4_f1", QAB.rougeSU4F1, "ROUGE-SU4 F1"),
+        _m("questions", QAB.questionsEvaluated, "Questions evaluated", is_count=True),
+    ]
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureValue:
+    """One measure's value, or ``None`` with the reason it is undefined."""
+
+    measure: str
+    value: float | None
+    undefined_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.measure not in MEASURES:
+            raise KeyError(f"Unknown measure id {self.measure!r}; add it to MEASURES")
+        if self.value is not None and math.isnan(self.value):
+            raise ValueError(f"{self.measure}: NaN is not a value; pass None and a reason")
+        if self.value is None and not self.undefined_reason:
+            raise ValueError(f"{self.measure}: an undefined value needs a reason")
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One matched gold/system pair and the rule that matched them."""
+
+    gold: str
+    system: str
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionScore:
+    """Per-question scores and diagnostics of one experiment type."""
+
+    question_id: str
+    measures: tuple[MeasureValue, ...]
+    gold: tuple[str, ...] = ()
+    system: tuple[str, ...] = ()
+    matches: tuple[Match, ...] = ()
+    error: str | None = None  # the system call failed for this question
+    millis: float | None = None
+
+    def value(self, measure: str) -> float | None:
+        """Return the value of ``measure`` (``None`` if undefined or absent)."""
+        for m in self.measures:
+            if m.measure == measure:
+                return m.value
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentTypeResult:
+    """Aggregate and per-question results of one experiment type (QA, C2KB, documents, ...)."""
+
+    experiment_type: str
+    measures: tuple[MeasureValue, ...]
+    per_question: tuple[QuestionScore, ...] = ()
+
+    def value(self, measure: str) -> float | None:
+        """Return the aggregate value of ``measure`` (``None`` if undefined or absent)."""
+        for m in self.measures:
+            if m.measure == measure:
+                return m.value
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationResult:
+    """Everything one evaluation of one answer set against one dataset produced."""
+
+    dataset: str
+    profile: str
+    language: str
+    questions: int
+    results: tuple[ExperimentTypeResult, ...]
+    unknown_ids: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def get(self, experiment_type: str) -> ExperimentTypeResult | None:
+        """Return the result of one experiment type, if it was evaluated."""
+        for r in self.results:
+            if r.experiment_type == experiment_type:
+                return r
+        return None
+
+
+def measures_json(measures: tuple[MeasureValue, ...]) -> dict[str, Any]:
+    """Return ``{measure: value}``; undefined values become ``null`` plus ``<id>_undefined``."""
+    out: dict[str, Any] = {}
+    for m in measures:
+        info = MEASURES[m.measure]
+        if m.value is None:
+            out[m.measure] = None
+            out[f"{m.measure}_undefined"] = m.undefined_reason
+        else:
+            out[m.measure] = int(m.value) if info.is_count else m.value
+    return out
+
+
+def to_json(result: EvaluationResult) -> dict[str, Any]:
+    """Return the ``qabench evaluate --json`` document."""
+    doc: dict[str, Any] = {
+        "dataset": result.dataset,
+        "profile": result.profile,
+        "language": result.language,
+        "questions": result.questions,
+        "results": {r.experiment_type: measures_json(r.measures) for r in result.results},
+    }
+    if result.unknown_ids:
+        doc["unknown_ids"] = list(result.unknown_ids)
+    if result.notes:
+        doc["notes"] = list(result.notes)
+    return doc
