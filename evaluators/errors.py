@@ -1,13 +1,13 @@
 """Errors raised by the evaluators package.
 
-    EvaluationError
-    ├── DatasetFormatError        a benchmark or answers file cannot be read (file, position)
-    │   └── DatasetTooLargeError  the file exceeds the configured size limit
-    ├── UnknownDatasetError       no dataset of that name/id in the store or catalog
-    ├── UnknownSubExperimentError an experiment type or profile id we do not have
-    ├── AnswerFileError           an answers file that does not fit its dataset (unknown/duplicate ids)
-    ├── FetchError                a dataset download failed or did not verify
-    └── KnowledgeBaseError        a KB endpoint or graph could not be used
+EvaluationError
+├── DatasetFormatError        a benchmark or answers file cannot be read (file, position)
+│   └── DatasetTooLargeError  the file exceeds the configured size limit
+├── UnknownDatasetError       no dataset of that name/id in the store or catalog
+├── UnknownSubExperimentError an experiment type or profile id we do not have
+├── AnswerFileError           an answers file that does not fit its dataset (unknown/duplicate ids)
+├── FetchError                a dataset download failed or did not verify
+└── KnowledgeBaseError        a KB endpoint or graph could not be used
 """
 
 from __future__ import annotations

@@ -17,6 +17,15 @@ from pyoxigraph import Literal, NamedNode
 AnswerValue = NamedNode | Literal
 
 
+def language_key(code: str) -> str:
+    """Return a language code in a comparable form (``pt_BR``, ``pt-br`` -> ``pt-br``).
+
+    >>> language_key("hi_IN")
+    'hi-in'
+    """
+    return code.strip().replace("_", "-").lower()
+
+
 class AnswerType(StrEnum):
     """QALD answer types (the ``answertype`` field)."""
 
@@ -132,8 +141,9 @@ class Question:
 
     def text(self, language: str) -> str | None:
         """Return the question string in ``language`` (``None`` if missing or blank)."""
+        wanted = language_key(language)
         for entry in self.texts:
-            if entry.language == language and entry.text.strip():
+            if language_key(entry.language) == wanted and entry.text.strip():
                 return entry.text
         return None
 

@@ -279,7 +279,5 @@ def config_from_dict(
 def config_fields() -> list[str]:
     """Return every ``table.key`` of the configuration (the README documents each)."""
     return [
-        f"{name}.{f.name}"
-        for name in _TABLES
-        for f in fields(typing.get_type_hints(Config)[name])
+        f"{name}.{f.name}" for name in _TABLES for f in fields(typing.get_type_hints(Config)[name])
     ]

@@ -1,11 +1,11 @@
 """Errors raised by the store package.
 
-    StoreError
-    ├── StoreLockedError        another process holds the store directory open for writing
-    ├── QuerySyntaxError        SPARQL that does not parse (message and position)
-    ├── UnsupportedFormatError  a media type or file extension we cannot read or write
-    ├── RdfSyntaxError          RDF input that does not parse (file, line, column)
-    └── RemoteStoreError        a remote SPARQL store answered with an error
+StoreError
+├── StoreLockedError        another process holds the store directory open for writing
+├── QuerySyntaxError        SPARQL that does not parse (message and position)
+├── UnsupportedFormatError  a media type or file extension we cannot read or write
+├── RdfSyntaxError          RDF input that does not parse (file, line, column)
+└── RemoteStoreError        a remote SPARQL store answered with an error
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import IO
 
 from pyoxigraph import (
     BlankNode,
+    CanonicalizationAlgorithm,
     Dataset,
     DefaultGraph,
     Literal,
@@ -26,9 +27,9 @@ from pyoxigraph import (
     QueryTriples,
     RdfFormat,
     Store,
+    Triple,
     Variable,
     serialize,
-    CanonicalizationAlgorithm,
 )
 
 from store.errors import QuerySyntaxError, RdfSyntaxError, StoreError, StoreLockedError
@@ -114,22 +115,32 @@ class TripleStore:
         named_graphs: list[NamedNode] | None = None,
         union_default_graph: bool = False,
         base_iri: str | None = None,
+        prefixes: Mapping[str, str] | None = None,
     ) -> QueryResult:
-        """Evaluate a SPARQL query.
+        """Evaluate a SPARQL query (``prefixes`` are predeclared prefixes).
 
         Raises:
             QuerySyntaxError: if the query does not parse (with line and column).
             StoreError: if evaluation fails.
         """
-        subs = {Variable(k): v for k, v in (substitutions or {}).items()}
+        subs: dict[Variable, Term | Triple] = {
+            Variable(k): v for k, v in (substitutions or {}).items()
+        }
+        default: list[NamedNode | BlankNode | DefaultGraph] | None = (
+            list(default_graph) if default_graph is not None else None
+        )
+        named: list[NamedNode | BlankNode] | None = (
+            list(named_graphs) if named_graphs is not None else None
+        )
         try:
             return self.raw.query(
                 sparql,
                 substitutions=subs or None,
-                default_graph=default_graph,
-                named_graphs=named_graphs,
+                default_graph=default,
+                named_graphs=named,
                 use_default_graph_as_union=union_default_graph and default_graph is None,
                 base_iri=base_iri,
+                prefixes=dict(prefixes) if prefixes else None,
             )
         except SyntaxError as exc:
             line, column = _position(str(exc))
@@ -165,7 +176,7 @@ class TripleStore:
 
     def quads(
         self,
-        subject: Term | None = None,
+        subject: NamedNode | BlankNode | None = None,
         predicate: NamedNode | None = None,
         obj: Term | None = None,
         graph: GraphName | None = None,
@@ -297,7 +308,8 @@ class TripleStore:
         """Serialise SELECT/ASK results (helper for the server's endpoint)."""
         if isinstance(result, QueryTriples):
             raise StoreError("CONSTRUCT/DESCRIBE results are RDF, not a results format")
-        return bytes(result.serialize(format=media))
+        data = result.serialize(format=media)
+        return data if data is not None else b""
 
 
 def literal_value(term: Term | None) -> str | None:

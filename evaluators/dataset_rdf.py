@@ -1,0 +1,441 @@
+"""Pure mapping between parsed datasets (``evaluators.model``) and RDF quads.
+
+``version_quads`` describes one dataset version: its metadata goes into the catalog graph and
+its questions into the version's own graph. ``questions_from_quads`` reads questions back from
+the quads of a version graph. Nothing here touches the store, the clock or the network.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from evaluators.model import (
+    Annotation,
+    AnswerSet,
+    AnswerType,
+    AnswerValue,
+    BioasqGold,
+    Dataset,
+    Question,
+    QuestionText,
+    Snippet,
+)
+from store import graphs
+from vocab import iris
+from vocab.project import QAB
+from vocab.standard import DCAT, DCTERMS, PROV, RDF, RDFS, XSD
+
+ANSWER_TYPE_TERMS: dict[AnswerType, NamedNode] = {
+    AnswerType.RESOURCE: QAB.Resource,
+    AnswerType.STRING: QAB.String,
+    AnswerType.NUMBER: QAB.Number,
+    AnswerType.DATE: QAB.Date,
+    AnswerType.BOOLEAN: QAB.Boolean,
+}
+_ANSWER_TYPES_BY_TERM = {term: at for at, term in ANSWER_TYPE_TERMS.items()}
+_MAX_WARNINGS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class VersionMeta:
+    """What a load knows about the file besides its questions."""
+
+    name: str
+    version: int
+    title: str
+    sha256: str
+    byte_size: int
+    source: str  # a local path or a URL
+    loaded_at: datetime
+    knowledge_base: str | None = None
+    split: str | None = None
+    catalog_name: str | None = None
+    previous_version: int | None = None
+
+
+def _int(value: int) -> Literal:
+    return Literal(str(value), datatype=XSD.integer)
+
+
+def _bool(value: bool) -> Literal:
+    return Literal("true" if value else "false", datatype=XSD.boolean)
+
+
+def _iri_or_literal(value: str) -> NamedNode | Literal:
+    try:
+        return NamedNode(value)
+    except ValueError:
+        return Literal(value, datatype=XSD.anyURI)
+
+
+def answer_type_distribution(dataset: Dataset) -> dict[str, int]:
+    """Return how many questions have each answer type (``unknown`` when absent).
+
+    >>> from evaluators.model import SourceFormat
+    >>> answer_type_distribution(Dataset(SourceFormat.QALD_JSON, (Question("1"),)))
+    {'unknown': 1}
+    """
+    counts = Counter(q.answer_type.value if q.answer_type else "unknown" for q in dataset.questions)
+    return dict(sorted(counts.items()))
+
+
+def dataset_languages(dataset: Dataset) -> list[str]:
+    """Return every language that has at least one question string, sorted."""
+    return sorted({lang for q in dataset.questions for lang in q.languages})
+
+
+def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
+    """Return the quads describing one dataset version (catalog metadata and questions).
+
+    Args:
+        base: the base IRI.
+        dataset: the parsed file.
+        meta: file metadata; ``meta.version`` is the version number being created.
+
+    Returns:
+        Quads for the catalog graph and for the version graph.
+    """
+    catalog = graphs.catalog_graph(base)
+    graph = graphs.dataset_graph(base, meta.name, meta.version)
+    ds = iris.dataset_iri(base, meta.name)
+    ver = iris.dataset_version_iri(base, meta.name, meta.version)
+    out: list[Quad] = []
+
+    def cat(s: NamedNode, p: NamedNode, o: NamedNode | Literal) -> None:
+        out.append(Quad(s, p, o, catalog))
+
+    cat(ds, RDF.type, QAB.Dataset)
+    cat(ds, RDF.type, DCAT.Dataset)
+    cat(ds, DCTERMS.identifier, Literal(meta.name))
+    cat(ds, DCTERMS.title, Literal(meta.title))
+    cat(ds, QAB.version, ver)
+    cat(ds, DCAT.hasVersion, ver)
+    cat(ver, RDF.type, QAB.DatasetVersion)
+    cat(ver, RDF.type, DCAT.Dataset)
+    cat(ver, RDF.type, PROV.Entity)
+    cat(ver, DCAT.isVersionOf, ds)
+    cat(ver, DCTERMS.title, Literal(f"{meta.title} (version {meta.version})"))
+    cat(ver, QAB.versionNumber, _int(meta.version))
+    cat(ver, DCAT.version, Literal(str(meta.version)))
+    cat(ver, QAB.sha256, Literal(meta.sha256))
+    cat(ver, DCAT.byteSize, Literal(str(meta.byte_size), datatype=XSD.nonNegativeInteger))
+    cat(ver, QAB.sourceFormat, Literal(dataset.format.value))
+    if meta.source.startswith(("http://", "https://")):
+        cat(ver, DCTERMS.source, _iri_or_literal(meta.source))
+    else:
+        cat(ver, QAB.sourcePath, Literal(meta.source))
+    cat(ver, QAB.questionCount, _int(len(dataset.questions)))
+    for lang in dataset_languages(dataset):
+        cat(ver, DCTERMS.language, Literal(lang))
+    for label, count in answer_type_distribution(dataset).items():
+        node = iris.sub_iri(ver, "answer-types", label)
+        cat(ver, QAB.answerTypeCount, node)
+        cat(node, RDF.type, QAB.AnswerTypeCount)
+        if label in AnswerType.__members__.values():
+            cat(node, QAB.answerType, ANSWER_TYPE_TERMS[AnswerType(label)])
+        cat(node, RDFS.label, Literal(label))
+        cat(node, QAB.count, _int(count))
+    if meta.knowledge_base:
+        cat(ver, QAB.knowledgeBase, Literal(meta.knowledge_base))
+    if meta.split:
+        cat(ver, QAB.split, Literal(meta.split))
+    if meta.catalog_name:
+        cat(ver, QAB.catalogName, Literal(meta.catalog_name))
+    if dataset.source_id:
+        cat(ver, DCTERMS.identifier, Literal(dataset.source_id))
+    if meta.previous_version is not None:
+        prev = iris.dataset_version_iri(base, meta.name, meta.previous_version)
+        cat(ver, DCAT.previousVersion, prev)
+    cat(ver, PROV.generatedAtTime, Literal(meta.loaded_at.isoformat(), datatype=XSD.dateTime))
+    cat(ver, QAB.graph, graph)
+    for warning in dataset.warnings[:_MAX_WARNINGS]:
+        prefix = f"question {warning.question_id}: " if warning.question_id else ""
+        cat(ver, QAB.warning, Literal(prefix + warning.message))
+
+    for position, question in enumerate(dataset.questions):
+        qiri = iris.question_iri(base, meta.name, meta.version, question.id)
+        out.append(Quad(ver, QAB.question, qiri, graph))
+        out.extend(Quad(s, p, o, graph) for s, p, o in question_triples(qiri, question, position))
+    return out
+
+
+Triple = tuple[NamedNode, NamedNode, NamedNode | Literal]
+
+
+def question_triples(qiri: NamedNode, q: Question, position: int) -> list[Triple]:
+    """Return the triples describing one question (graph-free)."""
+    t: list[Triple] = [
+        (qiri, RDF.type, QAB.Question),
+        (qiri, QAB.questionId, Literal(q.id)),
+        (qiri, QAB.position, _int(position)),
+        (qiri, QAB.hasGoldAnswers, _bool(q.has_answers)),
+    ]
+    for entry in q.texts:
+        t.append((qiri, QAB.text, _text(entry.text, entry.language)))
+        if entry.keywords:
+            t.append((qiri, QAB.keywords, _text(", ".join(entry.keywords), entry.language)))
+    if q.answer_type is not None:
+        t.append((qiri, QAB.answerType, ANSWER_TYPE_TERMS[q.answer_type]))
+    if q.answer_type_label is not None:
+        t.append((qiri, QAB.answerTypeLabel, Literal(q.answer_type_label)))
+    for prop, flag in (
+        (QAB.aggregation, q.aggregation),
+        (QAB.onlyDbo, q.only_dbo),
+        (QAB.hybrid, q.hybrid),
+    ):
+        if flag is not None:
+            t.append((qiri, prop, _bool(flag)))
+    if q.out_of_scope:
+        t.append((qiri, QAB.outOfScope, _bool(True)))
+    for prop, text in (
+        (QAB.sparql, q.sparql),
+        (QAB.pseudoQuery, q.pseudo_query),
+        (QAB.schemalessQuery, q.schemaless_query),
+    ):
+        if text is not None:
+            t.append((qiri, prop, Literal(text)))
+    for i, answer in enumerate(q.answers or ()):
+        node = iris.sub_iri(qiri, "answers", str(i))
+        t.extend(answer_set_triples(qiri, node, answer, i))
+    for item_type in q.answer_item_types:
+        t.append((qiri, QAB.answerItemType, _iri_or_literal(item_type)))
+    for i, ann in enumerate(q.annotations):
+        node = iris.sub_iri(qiri, "annotations", str(i))
+        t.extend(_annotation_triples(qiri, node, ann, i))
+    if q.confidence is not None:
+        t.append((qiri, QAB.confidence, Literal(repr(q.confidence), datatype=XSD.double)))
+    if q.bioasq is not None:
+        t.extend(_bioasq_triples(qiri, q.bioasq))
+    return t
+
+
+def _text(text: str, language: str) -> Literal:
+    # RDF language tags are BCP 47 (hyphens); QALD files write hi_IN and pt_BR. A tag that is
+    # still not well-formed is kept as a plain literal rather than failing the whole load.
+    tag = language.strip().replace("_", "-")
+    if not tag:
+        return Literal(text)
+    try:
+        return Literal(text, language=tag)
+    except ValueError:
+        return Literal(text)
+
+
+def answer_set_triples(
+    owner: NamedNode, node: NamedNode, answer: AnswerSet, position: int
+) -> list[Triple]:
+    """Return the triples of one answer set attached to ``owner``."""
+    t: list[Triple] = [
+        (owner, QAB.answerSet, node),
+        (node, RDF.type, QAB.AnswerSet),
+        (node, QAB.position, _int(position)),
+    ]
+    t.extend((node, QAB.answer, value) for value in answer.values)
+    if answer.boolean is not None:
+        t.append((node, QAB.booleanAnswer, _bool(answer.boolean)))
+    t.extend((node, QAB.answerVariable, Literal(v)) for v in answer.variables)
+    return t
+
+
+def _annotation_triples(qiri: NamedNode, node: NamedNode, a: Annotation, i: int) -> list[Triple]:
+    t: list[Triple] = [
+        (qiri, QAB.annotation, node),
+        (node, RDF.type, QAB.Annotation),
+        (node, QAB.position, _int(i)),
+        (node, QAB.inLanguage, Literal(a.language)),
+        (node, QAB.charBegin, _int(a.begin)),
+        (node, QAB.charEnd, _int(a.end)),
+        (node, QAB.annotatedText, Literal(a.text)),
+    ]
+    if a.resource is not None:
+        t.append((node, QAB.resource, _iri_or_literal(a.resource)))
+    if a.kind is not None:
+        t.append((node, QAB.annotationType, Literal(a.kind)))
+    return t
+
+
+def _bioasq_triples(qiri: NamedNode, b: BioasqGold) -> list[Triple]:
+    t: list[Triple] = [(qiri, QAB.bioasqType, Literal(b.question_type))]
+    for i, doc in enumerate(b.documents):
+        node = iris.sub_iri(qiri, "documents", str(i))
+        t += [
+            (qiri, QAB.relevantDocument, node),
+            (node, QAB.document, _iri_or_literal(doc)),
+            (node, QAB.rank, _int(i)),
+        ]
+    for i, sn in enumerate(b.snippets):
+        node = iris.sub_iri(qiri, "snippets", str(i))
+        t += [
+            (qiri, QAB.snippet, node),
+            (node, RDF.type, QAB.Snippet),
+            (node, QAB.rank, _int(i)),
+            (node, QAB.document, _iri_or_literal(sn.document)),
+            (node, QAB.snippetText, Literal(sn.text)),
+            (node, QAB.beginSection, Literal(sn.begin_section)),
+            (node, QAB.endSection, Literal(sn.end_section)),
+            (node, QAB.offsetInBeginSection, _int(sn.offset_begin)),
+            (node, QAB.offsetInEndSection, _int(sn.offset_end)),
+        ]
+    t.extend((qiri, QAB.concept, _iri_or_literal(c)) for c in b.concepts)
+    if b.yesno is not None:
+        t.append((qiri, QAB.exactAnswer, Literal(b.yesno)))
+    for i, synonyms in enumerate(b.entities):
+        node = iris.sub_iri(qiri, "entities", str(i))
+        t += [
+            (qiri, QAB.answerEntity, node),
+            (node, RDF.type, QAB.AnswerEntity),
+            (node, QAB.rank, _int(i)),
+        ]
+        for j, name in enumerate(synonyms):
+            t.append((node, RDFS.label if j == 0 else QAB.synonym, Literal(name)))
+    t.extend((qiri, QAB.idealAnswer, Literal(text)) for text in b.ideal_answers)
+    return t
+
+
+# ---------------------------------------------------------------------------- reading back
+
+_Props = dict[NamedNode, list[NamedNode | Literal]]
+
+
+def _group(quads: Iterable[Quad]) -> dict[NamedNode, _Props]:
+    by_subject: dict[NamedNode, _Props] = defaultdict(lambda: defaultdict(list))
+    for q in quads:
+        if isinstance(q.subject, NamedNode) and isinstance(q.object, NamedNode | Literal):
+            by_subject[q.subject][q.predicate].append(q.object)
+    return by_subject
+
+
+def _one(props: _Props, p: NamedNode) -> NamedNode | Literal | None:
+    values = props.get(p)
+    return values[0] if values else None
+
+
+def _str(props: _Props, p: NamedNode) -> str | None:
+    v = _one(props, p)
+    return None if v is None else v.value
+
+
+def _flag(props: _Props, p: NamedNode) -> bool | None:
+    v = _one(props, p)
+    return None if v is None else v.value == "true"
+
+
+def _num(props: _Props, p: NamedNode, default: int = 0) -> int:
+    v = _one(props, p)
+    return default if v is None else int(v.value)
+
+
+def _ranked(
+    subjects: dict[NamedNode, _Props], nodes: list[NamedNode | Literal], key: NamedNode
+) -> list[_Props]:
+    found = [subjects[n] for n in nodes if isinstance(n, NamedNode) and n in subjects]
+    return sorted(found, key=lambda props: _num(props, key))
+
+
+def questions_from_quads(quads: Iterable[Quad]) -> tuple[Question, ...]:
+    """Rebuild the questions of a dataset version from the quads of its graph.
+
+    Answer values come back as a set in a stable order (RDF does not keep their file order).
+    """
+    subjects = _group(quads)
+    questions: list[tuple[int, Question]] = []
+    for _subject, props in subjects.items():
+        if QAB.Question not in props.get(RDF.type, []):
+            continue
+        questions.append((_num(props, QAB.position), _question(subjects, props)))
+    questions.sort(key=lambda pair: pair[0])
+    return tuple(q for _, q in questions)
+
+
+def _question(subjects: dict[NamedNode, _Props], props: _Props) -> Question:
+    texts: dict[str, str] = {}
+    keywords: dict[str, tuple[str, ...]] = {}
+    for lit in props.get(QAB.text, []):
+        if isinstance(lit, Literal):
+            texts[(lit.language or "").replace("-", "_")] = lit.value
+    for lit in props.get(QAB.keywords, []):
+        if isinstance(lit, Literal):
+            words = tuple(w.strip() for w in lit.value.split(",") if w.strip())
+            keywords[(lit.language or "").replace("-", "_")] = words
+    has_answers = _flag(props, QAB.hasGoldAnswers)
+    answer_sets = tuple(
+        _answer_set(a) for a in _ranked(subjects, props.get(QAB.answerSet, []), QAB.position)
+    )
+    at_term = _one(props, QAB.answerType)
+    annotations = tuple(
+        Annotation(
+            language=_str(a, QAB.inLanguage) or "",
+            begin=_num(a, QAB.charBegin),
+            end=_num(a, QAB.charEnd),
+            text=_str(a, QAB.annotatedText) or "",
+            resource=_str(a, QAB.resource),
+            kind=_str(a, QAB.annotationType),
+        )
+        for a in _ranked(subjects, props.get(QAB.annotation, []), QAB.position)
+    )
+    confidence = _str(props, QAB.confidence)
+    return Question(
+        id=_str(props, QAB.questionId) or "",
+        texts=tuple(
+            QuestionText(lang, text, keywords.get(lang, ())) for lang, text in texts.items()
+        ),
+        answer_type=_ANSWER_TYPES_BY_TERM.get(at_term) if isinstance(at_term, NamedNode) else None,
+        answer_type_label=_str(props, QAB.answerTypeLabel),
+        aggregation=_flag(props, QAB.aggregation),
+        only_dbo=_flag(props, QAB.onlyDbo),
+        hybrid=_flag(props, QAB.hybrid),
+        sparql=_str(props, QAB.sparql),
+        pseudo_query=_str(props, QAB.pseudoQuery),
+        schemaless_query=_str(props, QAB.schemalessQuery),
+        answers=answer_sets if has_answers else None,
+        answer_item_types=tuple(sorted(v.value for v in props.get(QAB.answerItemType, []))),
+        annotations=annotations,
+        confidence=float(confidence) if confidence is not None else None,
+        out_of_scope=bool(_flag(props, QAB.outOfScope)),
+        bioasq=_bioasq(subjects, props),
+    )
+
+
+def _answer_set(props: _Props) -> AnswerSet:
+    values: list[AnswerValue] = sorted(props.get(QAB.answer, []), key=str)
+    return AnswerSet(
+        values=tuple(values),
+        boolean=_flag(props, QAB.booleanAnswer),
+        variables=tuple(sorted(v.value for v in props.get(QAB.answerVariable, []))),
+    )
+
+
+def _bioasq(subjects: dict[NamedNode, _Props], props: _Props) -> BioasqGold | None:
+    kind = _str(props, QAB.bioasqType)
+    if kind is None:
+        return None
+    docs = _ranked(subjects, props.get(QAB.relevantDocument, []), QAB.rank)
+    snippets = _ranked(subjects, props.get(QAB.snippet, []), QAB.rank)
+    entities = _ranked(subjects, props.get(QAB.answerEntity, []), QAB.rank)
+    return BioasqGold(
+        question_type=kind,
+        documents=tuple(_str(d, QAB.document) or "" for d in docs),
+        snippets=tuple(
+            Snippet(
+                document=_str(s, QAB.document) or "",
+                text=_str(s, QAB.snippetText) or "",
+                begin_section=_str(s, QAB.beginSection) or "",
+                end_section=_str(s, QAB.endSection) or "",
+                offset_begin=_num(s, QAB.offsetInBeginSection),
+                offset_end=_num(s, QAB.offsetInEndSection),
+            )
+            for s in snippets
+        ),
+        concepts=tuple(sorted(v.value for v in props.get(QAB.concept, []))),
+        yesno=_str(props, QAB.exactAnswer),
+        entities=tuple(
+            tuple([_str(e, RDFS.label) or "", *sorted(v.value for v in e.get(QAB.synonym, []))])
+            for e in entities
+        ),
+        ideal_answers=tuple(sorted(v.value for v in props.get(QAB.idealAnswer, []))),
+    )
