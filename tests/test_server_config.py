@@ -1,0 +1,64 @@
+"""Configuration: the shipped file loads, bad input is refused clearly, the README documents it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.config import ConfigError, config_fields, config_from_dict, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_shipped_config_loads() -> None:
+    config = load_config()
+    assert config.server.host == "127.0.0.1"
+    assert config.store_path == (REPO / "data" / "store").resolve()
+
+
+def test_every_config_key_is_documented_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text("utf-8")
+    keys = config_fields()
+    assert len(keys) > 30
+    missing = [k for k in keys if f"`{k}`" not in readme]
+    assert not missing, f"README lacks: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"server": {"prot": 1}}, "server.prot: unknown key"),
+        ({"server": {"port": "80"}}, "server.port: expected an integer"),
+        ({"server": {"port": 70000}}, "server.port: expected a value between"),
+        ({"server": {"demo": 1}}, "server.demo: expected true or false"),
+        ({"evaluation": {"default_profile": "lenient"}}, "expected one of strict"),
+        ({"nonsense": {}}, "unknown table [nonsense]"),
+        ({"store": {"data_dir": 5}}, "store.data_dir: expected a path string"),
+    ],
+)
+def test_bad_config_is_refused_with_the_key_and_the_value(raw: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=None) as info:
+        config_from_dict(raw, source=REPO / "config.toml")
+    assert message in str(info.value)
+
+
+def test_relative_paths_resolve_against_the_config_file(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[store]\ndata_dir = "here"\n')
+    assert load_config(cfg).store.data_dir == tmp_path / "here"
+
+
+def test_data_dir_override_wins(tmp_path: Path) -> None:
+    config = load_config(data_dir=tmp_path / "x")
+    assert config.store_path == tmp_path / "x" / "store"
+    assert config.index_dir == tmp_path / "x" / "index"
+
+
+def test_missing_or_broken_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[server\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
