@@ -143,6 +143,7 @@ PROPERTIES = [
     "kbGraph",
     "timeoutSeconds",
     "concurrency",
+    "runnerProcess",
     # retrieval-augmented answering
     "expandedQuery",
     "queryEdited",
