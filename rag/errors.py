@@ -1,0 +1,60 @@
+"""Errors raised by the rag package (the built-in literature retrieval system).
+
+    RagError
+    ├── IndexMissingError       no literature index in the configured directory
+    ├── CorpusFormatError       a corpus file or record that cannot be read (file, line)
+    ├── QuerySyntaxError        a malformed search query (position in the query)
+    └── ModelUnavailableError   a packaged model or its libraries cannot be loaded
+
+Messages say what was wrong, where, what was expected and what to do next.
+"""
+
+from __future__ import annotations
+
+
+class RagError(Exception):
+    """Root of every rag error."""
+
+
+class IndexMissingError(RagError):
+    """The configured index directory holds no literature index yet."""
+
+
+class CorpusFormatError(RagError):
+    """A corpus file, line or record that does not have the expected shape.
+
+    Attributes:
+        source: the file (or a label for an in-memory source).
+        line: the 1-based line number when known.
+        detail: the message without the position prefix.
+    """
+
+    def __init__(self, message: str, *, source: str, line: int | None = None) -> None:
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {message}")
+        self.source = source
+        self.line = line
+        self.detail = message
+
+
+class QuerySyntaxError(RagError):
+    """A search query the parser cannot take as written.
+
+    Attributes:
+        query: the query text.
+        position: the 0-based character offset of the problem.
+        detail: the message without the position and the caret line.
+    """
+
+    def __init__(self, message: str, *, query: str, position: int) -> None:
+        caret = " " * position + "^"
+        super().__init__(
+            f"query syntax error at column {position + 1}: {message}\n  {query}\n  {caret}"
+        )
+        self.query = query
+        self.position = position
+        self.detail = message
+
+
+class ModelUnavailableError(RagError):
+    """A packaged model (or the library that loads it) is not installed or cannot load."""
