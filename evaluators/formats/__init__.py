@@ -1,0 +1,207 @@
+"""Benchmark and answer file parsers: bytes in, ``evaluators.model.Dataset`` out.
+
+One module per format (``qald_xml``, ``qald_json``, ``eqald``, ``nlq``, ``lcquad``,
+``bioasq``) plus shared readers (``source``, ``xml_document``, ``jsonfield``, ``values``,
+``sparql_results``, ``question_fields``). Everything is pure: no store, no logging, no clock.
+Every problem with the input becomes a ``DatasetFormatError`` (or ``DatasetTooLargeError``)
+naming the file, the position or JSON path, and what was expected; what a parser ignored or
+repaired is listed in ``Dataset.warnings``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from evaluators.formats import bioasq, eqald, lcquad, nlq, qald_json, qald_xml
+from evaluators.formats.diagnostics import Diagnostics, quote
+from evaluators.formats.jsonfield import child, describe, expect_list, item
+from evaluators.formats.source import (
+    decode_text,
+    first_significant_char,
+    load_json,
+    read_file,
+    split_bom,
+)
+from evaluators.formats.xml_document import decode_xml, local_name, root_name
+from evaluators.model import Dataset, Question, SourceFormat
+
+__all__ = ["detect_format", "parse_bytes", "parse_file", "parse_system_response"]
+
+DEFAULT_MAX_BYTES = 200_000_000
+_JSON_PARSERS: dict[SourceFormat, Callable[[object, Diagnostics], Dataset]] = {
+    SourceFormat.QALD_JSON: qald_json.parse,
+    SourceFormat.EQALD: eqald.parse,
+    SourceFormat.NLQ: nlq.parse,
+    SourceFormat.LCQUAD: lcquad.parse,
+    SourceFormat.BIOASQ: bioasq.parse,
+}
+_EXPECTED = (
+    "expected QALD XML (root <dataset>), a JSON object with 'questions' (QALD JSON, extended "
+    "QALD JSON, BioASQ) or a JSON array of NLQ or LC-QuAD entries"
+)
+# Fields only BioASQ questions carry.
+_BIOASQ_KEYS = frozenset(
+    {"body", "documents", "snippets", "concepts", "exact_answer", "ideal_answer", "triples"}
+)
+
+
+def detect_format(data: bytes, source: str) -> SourceFormat:
+    """Tell which benchmark format a file is in, from its content.
+
+    XML with root ``<dataset>`` is QALD XML. A JSON array of objects with ``_id`` and
+    ``corrected_question`` is LC-QuAD, with ``id``, ``lang`` and ``question`` NLQ. A JSON
+    object with ``questions`` is extended QALD when its questions nest ``question.language``,
+    BioASQ when they carry ``body`` text (or only BioASQ fields), else QALD JSON.
+
+    Args:
+        data: the file's bytes.
+        source: the file name or URL, for messages.
+
+    Returns:
+        The format.
+
+    Raises:
+        DatasetFormatError: the content fits none of the formats; the message says what it
+            looks like and what was expected.
+    """
+    diag = Diagnostics(source)
+    if _is_xml(data, source):
+        _check_xml_root(decode_xml(data, source), diag)
+        return SourceFormat.QALD_XML
+    return _classify(load_json(decode_text(data, source), diag), diag)
+
+
+def parse_bytes(data: bytes, *, source: str, format: SourceFormat | None = None) -> Dataset:
+    """Parse a benchmark or answers file from its bytes.
+
+    Args:
+        data: the file's bytes (UTF-8, optionally with a byte order mark, or UTF-16 with one).
+        source: the file name or URL, for messages.
+        format: force a parser instead of detecting the format.
+
+    Returns:
+        The dataset, with warnings about ignored or repaired content.
+
+    Raises:
+        DatasetFormatError: the file cannot be parsed (position and expectation in the message).
+    """
+    diag = Diagnostics(source)
+    try:
+        if format is SourceFormat.QALD_XML or (format is None and _is_xml(data, source)):
+            return qald_xml.parse(data, diag)
+        doc = load_json(decode_text(data, source), diag)
+        return _JSON_PARSERS[format or _classify(doc, diag)](doc, diag)
+    except RecursionError as exc:
+        raise diag.error("the document nests too deeply; expected a benchmark file") from exc
+
+
+def parse_file(
+    path: Path, *, format: SourceFormat | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Dataset:
+    """Parse a benchmark or answers file, refusing files larger than ``max_bytes``.
+
+    Args:
+        path: the file.
+        format: force a parser instead of detecting the format.
+        max_bytes: the size limit, checked before the content is read.
+
+    Returns:
+        The dataset.
+
+    Raises:
+        DatasetTooLargeError: the file is larger than ``max_bytes``.
+        DatasetFormatError: the file cannot be read or parsed.
+    """
+    return parse_bytes(read_file(path, max_bytes), source=str(path), format=format)
+
+
+def parse_system_response(data: bytes, *, source: str) -> Question:
+    """Parse a QA web service's reply (GERBIL QA protocol) into the answered question.
+
+    The reply is extended QALD JSON or QALD JSON; as in GERBIL, the first question is used and
+    its id may be missing (it is then ``""``).
+
+    Args:
+        data: the response body.
+        source: the system's URL or name, for messages.
+
+    Returns:
+        The first question of the reply, with its answers.
+
+    Raises:
+        DatasetFormatError: the body is not a QALD JSON document with at least one question.
+    """
+    diag = Diagnostics(source)
+    doc = load_json(decode_text(data, source), diag)
+    if not isinstance(doc, dict) or "questions" not in doc:
+        raise diag.error(
+            f"the reply is {describe(doc)}; expected a QALD JSON object with a 'questions' list"
+        )
+    path = child("$", "questions")
+    entries = expect_list(doc["questions"], path, diag)
+    if not entries:
+        raise diag.error("the reply has no question; expected one answered question", path=path)
+    try:
+        if _nests_language(entries[0]):
+            return eqald.parse_entry(entries[0], item(path, 0), diag, require_id=False)
+        return qald_json.parse_question(entries[0], item(path, 0), diag, require_id=False)
+    except RecursionError as exc:
+        raise diag.error("the reply nests too deeply; expected QALD JSON") from exc
+
+
+def _is_xml(data: bytes, source: str) -> bool:
+    encoding, body = split_bom(data)
+    if encoding in (None, "utf-8"):
+        return body.lstrip()[:1] == b"<"
+    return first_significant_char(decode_text(data, source)) == "<"
+
+
+def _check_xml_root(text: str, diag: Diagnostics) -> None:
+    name = root_name(text, diag)
+    if name is None:
+        raise diag.error(f"the XML has no root element; {_EXPECTED}", line=1)
+    if local_name(name) != "dataset":
+        raise diag.error(f"the XML root element is <{name}>; {_EXPECTED}")
+
+
+def _nests_language(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("question"), dict)
+        and "language" in entry["question"]
+    )
+
+
+def _classify(doc: object, diag: Diagnostics) -> SourceFormat:
+    if isinstance(doc, list):
+        first = next((e for e in doc if isinstance(e, dict)), None)
+        if first is not None and {"_id", "corrected_question"} <= first.keys():
+            return SourceFormat.LCQUAD
+        if first is not None and {"id", "lang", "question"} <= first.keys():
+            return SourceFormat.NLQ
+        found = describe(first) if first is not None else describe(doc)
+        raise diag.error(
+            f"a JSON array whose first entry is {found}; expected NLQ entries "
+            "(id, lang, question) or LC-QuAD entries (_id, corrected_question)"
+        )
+    if not isinstance(doc, dict):
+        raise diag.error(f"the JSON document is {describe(doc)}; {_EXPECTED}")
+    if "questions" not in doc:
+        keys = ", ".join(quote(k, 20) for k in list(doc)[:8]) or "none"
+        raise diag.error(f"a JSON object without 'questions' (its keys: {keys}); {_EXPECTED}")
+    entries = doc["questions"]
+    if not isinstance(entries, list):
+        raise diag.error(
+            f"expected a list of questions, found {describe(entries)}", path="$.questions"
+        )
+    first = next((e for e in entries if isinstance(e, dict)), None)
+    if first is None:
+        return SourceFormat.QALD_JSON
+    if _nests_language(first):
+        return SourceFormat.EQALD
+    if isinstance(first.get("body"), str) or (
+        "question" not in first and "body" not in first and _BIOASQ_KEYS & first.keys()
+    ):
+        return SourceFormat.BIOASQ
+    return SourceFormat.QALD_JSON
