@@ -177,15 +177,21 @@ def _json_items(text: str, source: str) -> Iterator[tuple[str | None, object, in
         pos = _skip_space(text, pos)
         if text.startswith(",", pos):
             pos = _skip_space(text, pos + 1)
-        elif not text.startswith(closing, pos):
+        elif pos < len(text) and not text.startswith(closing, pos):
             raise CorpusFormatError(
                 f"expected ',' or {closing!r} after an entry", source=source, line=lines.at(pos)
             )
-    if pos >= len(text) or text[pos + 1 :].strip():
+    if pos >= len(text):
         raise CorpusFormatError(
-            f"unterminated JSON or trailing data; expected one value ending with {closing!r}",
+            f"unterminated JSON: the file ends before the closing {closing!r}",
             source=source,
-            line=lines.at(min(pos, len(text))),
+            line=lines.at(len(text)),
+        )
+    if text[pos + 1 :].strip():
+        raise CorpusFormatError(
+            f"trailing data after the closing {closing!r}; expected one JSON value",
+            source=source,
+            line=lines.at(pos),
         )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evaluators.errors import EvaluationError
+from rag.errors import RagError
 from server.commands import COMMAND_MODULES
 from server.config import ConfigError, load_config
 from server.context import CliError, Context
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with Context(config) as ctx:
             status: int = args.func(ctx, args)
             return status
-    except (ConfigError, CliError, EvaluationError, StoreError) as exc:
+    except (ConfigError, CliError, EvaluationError, StoreError, RagError) as exc:
         print(f"qabench: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:

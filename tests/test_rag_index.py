@@ -1,0 +1,158 @@
+"""The Whoosh literature index: building, describing, searching and atomic incremental adds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from rag.article import Article
+from rag.corpus import read_corpus
+from rag.errors import CorpusFormatError, IndexMissingError, QuerySyntaxError
+from rag.index import LiteratureIndex, open_index
+from tests.plugins.rag import CORPUS_SIZE, HANDWRITTEN, article_json
+
+
+def pmids(index: LiteratureIndex, query: str, k: int = 50) -> list[str]:
+    return [hit.article.pmid for hit in index.search(query, k)]
+
+
+def test_info_reports_count_fields_size_and_age(rag_index: LiteratureIndex) -> None:
+    info = rag_index.info()
+    assert info.documents == CORPUS_SIZE
+    assert set(info.fields) == {"pmid", "title", "abstract", "mesh", "year"}
+    assert info.size_bytes > 10_000
+    assert info.last_modified is not None
+    assert time.time() - info.last_modified.timestamp() < 3600
+
+
+def test_opening_a_missing_index_says_how_to_build_one(tmp_path: Path) -> None:
+    with pytest.raises(IndexMissingError, match="qabench index build"):
+        open_index(tmp_path / "nothing")
+
+
+def test_stored_fields_round_trip(rag_index: LiteratureIndex) -> None:
+    for article in HANDWRITTEN:
+        assert rag_index.document(article.pmid) == article
+    assert rag_index.document("999") is None
+
+
+SEARCHES = [
+    # (query, PMIDs that must be found, PMIDs that must not be found)
+    ('"myocardial infarction"', {"1000001"}, {"1000002", "1000003"}),
+    ('"heart attack"', {"1000002"}, {"1000001", "1000003"}),
+    ('"attack heart"', set(), {"1000002"}),
+    ("aspirin AND clopidogrel", {"1000002"}, {"1000001"}),
+    ("aspirin OR famotidine", {"1000001", "1000002", "1000005"}, {"1000003"}),
+    ("heart NOT lung", {"1000002"}, {"1000003"}),
+    ("heart AND NOT lung", {"1000002"}, {"1000003"}),
+    ("+heart -lung", {"1000002"}, {"1000003"}),
+    ("+aspirin infarction", {"1000001", "1000002"}, {"1000003"}),
+    ("title:heart", {"1000002", "1000003"}, {"1000001"}),
+    ("abstract:heart", {"1000002", "1000003"}, set()),
+    ("title:aspirin", {"1000001"}, {"1000002"}),
+    ("mesh:famotidine", {"1000005"}, {"1000001"}),
+    ('mesh:"rural health"', {"1000002"}, {"1000001"}),
+    ("pmid:1000006", {"1000006"}, {"1000001"}),
+    ("year:[2000 TO 2006] AND aspirin", {"1000001", "1000002"}, set()),
+    ("year:1996", {"1000005"}, {"1000001"}),
+    ("cardio*", {"1000006"}, {"1000003"}),
+    ("cardi*", {"1000003", "1000006"}, {"1000001"}),
+    ("cardi?myopath*", {"1000006"}, set()),
+    ("famotadine~", {"1000005"}, set()),
+    ("famotadine", set(), {"1000005"}),
+    ("delirum~2", {"1000005"}, set()),
+    ("H2-receptor", {"1000002"}, set()),
+    ("café macules", {"1000004"}, set()),
+    ("β-catenin", {"1000004"}, set()),
+    ('"hepatitis B"', {"1000007"}, set()),
+]
+
+
+@pytest.mark.parametrize(("query", "found", "absent"), SEARCHES)
+def test_query_syntax_finds_the_expected_articles(
+    rag_index: LiteratureIndex, query: str, found: set[str], absent: set[str]
+) -> None:
+    result = set(pmids(rag_index, query))
+    assert found <= result
+    assert not absent & result
+    if not found:
+        assert not result & {a.pmid for a in HANDWRITTEN if a.pmid in absent}
+
+
+def test_boost_changes_the_order(rag_index: LiteratureIndex) -> None:
+    assert pmids(rag_index, "famotidine^5 aspirin")[0] == "1000005"
+    assert pmids(rag_index, "famotidine aspirin^5")[0] in {"1000001", "1000002"}
+
+
+def test_scores_are_bm25_ordered_and_limited(rag_index: LiteratureIndex) -> None:
+    hits = rag_index.search("aspirin OR heart OR cells OR pregnancy", 5)
+    assert len(hits) == 5
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(s > 0 for s in scores)
+
+
+def test_search_is_deterministic(rag_index: LiteratureIndex) -> None:
+    first = rag_index.search("the retinal cells improved during pregnancy", 50)
+    assert len(first) == 50
+    assert rag_index.search("the retinal cells improved during pregnancy", 50) == first
+
+
+@pytest.mark.parametrize(
+    ("query", "position"),
+    [("(heart", 0), ("year:abc", 5), ("heart AND", 6), ("titel:heart", 0)],
+)
+def test_malformed_queries_raise_instead_of_returning_nothing(
+    rag_index: LiteratureIndex, query: str, position: int
+) -> None:
+    with pytest.raises(QuerySyntaxError) as caught:
+        rag_index.search(query, 10)
+    assert caught.value.position == position
+
+
+def test_incremental_add_inserts_and_replaces_by_pmid(rag_writable_index: LiteratureIndex) -> None:
+    new = Article("3000001", "Zebrafish fin regeneration.", "Fins regrew in zebrafish.")
+    changed = Article("1000005", "Famotidine revisited.", "Ranitidine was the comparator.")
+    report = rag_writable_index.add([new, changed, new])
+    assert (report.added, report.replaced, report.duplicates) == (1, 1, 1)
+    assert report.documents == CORPUS_SIZE + 1
+    assert pmids(rag_writable_index, "zebrafish") == ["3000001"]
+    assert pmids(rag_writable_index, "ranitidine") == ["1000005"]
+    assert "1000005" not in pmids(rag_writable_index, "delirium")
+    assert rag_writable_index.info().documents == CORPUS_SIZE + 1
+
+
+def test_failed_add_leaves_the_index_unchanged(
+    rag_writable_index: LiteratureIndex, tmp_path: Path
+) -> None:
+    before_count = rag_writable_index.info().documents
+    before_hits = rag_writable_index.search("famotidine OR delirium OR heart", 50)
+    corpus = tmp_path / "broken.jsonl"
+    good = [
+        Article("3000001", "Zebrafish fin regeneration.", "Fins regrew in zebrafish."),
+        Article("1000005", "Famotidine revisited.", "Ranitidine was the comparator."),
+    ]
+    lines = [article_json(a) for a in good] + ['{"pmid": "3000002", "title": "no abstract"}']
+    corpus.write_text("\n".join(lines) + "\n", "utf-8")
+    with pytest.raises(CorpusFormatError) as caught:
+        rag_writable_index.add(read_corpus(corpus))
+    assert caught.value.line == 3
+    assert rag_writable_index.info().documents == before_count
+    assert rag_writable_index.search("famotidine OR delirium OR heart", 50) == before_hits
+    assert pmids(rag_writable_index, "zebrafish OR ranitidine") == []
+    # the index is still writable afterwards (the failed writer released its lock)
+    assert rag_writable_index.add(good[:1]).documents == before_count + 1
+
+
+def test_a_fresh_index_can_be_built_from_a_corpus_file(
+    rag_corpus_file: Path, tmp_path: Path
+) -> None:
+    with open_index(tmp_path / "ix", create=True) as index:
+        report = index.add(read_corpus(rag_corpus_file))
+        assert (report.added, report.replaced, report.documents) == (CORPUS_SIZE, 0, CORPUS_SIZE)
+        assert pmids(index, '"heart attack"') == ["1000002"]
+    with open_index(tmp_path / "ix", create=True) as again:
+        report = again.add(read_corpus(rag_corpus_file))
+        assert (report.added, report.replaced, report.documents) == (0, CORPUS_SIZE, CORPUS_SIZE)
