@@ -1,0 +1,196 @@
+"""The GERBIL QA web-service protocol: one HTTP POST per question, the answer as (e)QALD JSON.
+
+Request: ``POST <url>`` with the form body ``query=<question>&lang=<code>`` (URL-encoded,
+which GERBIL itself does not do) and ``Accept: application/json``. Response: any 2xx status
+whose body is extended QALD JSON or QALD JSON; the first question in it is the answer.
+
+Every failure raises ``SystemCallError`` (one error for that question): a timeout, a non-2xx
+status, a connection closed without an answer, an unparsable or wrongly shaped body, a body over
+the size limit, or an answer that takes longer than the timeout in total. Retries happen only
+where they cannot repeat work the system already did: a refused connection, and HTTP 429/503
+(waiting as ``Retry-After`` asks, if that fits into the timeout). A timeout is never retried.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+from evaluators.errors import DatasetFormatError
+from evaluators.formats import parse_system_response
+from evaluators.model import Question
+from evaluators.systems import SystemCallError, check_service_url, public_url
+
+_RETRY_STATUS = (429, 503)
+# Wait this long before retrying a refused connection (multiplied by the attempt number).
+_CONNECT_BACKOFF_SECONDS = 0.2
+# Wait this long before retrying a 429/503 that did not say how long to wait.
+_DEFAULT_RETRY_AFTER_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPolicy:
+    """Limits for calls to one web service (from ``[evaluation]`` in the configuration)."""
+
+    timeout_seconds: float = 60.0
+    retries: int = 1
+    max_response_bytes: int = 10_000_000
+    user_agent: str = "qabench"
+
+
+class WebServiceSystem:
+    """A QA system reached over HTTP with the GERBIL QA protocol (satisfies ``QASystem``)."""
+
+    def __init__(
+        self,
+        url: str,
+        policy: RequestPolicy,
+        *,
+        client: httpx.Client | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Prepare calls to ``url``.
+
+        Raises:
+            UnknownSystemError: if ``url`` is not an absolute http(s) URL.
+        """
+        self.url = check_service_url(url)
+        self.public_url = public_url(self.url)
+        self.policy = policy
+        self._own_client = client is None
+        self._client = client or httpx.Client(follow_redirects=False, trust_env=False)
+        self._clock = clock
+        self._sleep = sleep
+
+    def close(self) -> None:
+        """Release the connection pool (if this adapter created it)."""
+        if self._own_client:
+            self._client.close()
+
+    def answer(self, question: Question, language: str) -> Question:
+        """Ask the service ``question`` in ``language``.
+
+        Raises:
+            SystemCallError: on any failure (see the module docstring).
+        """
+        text = question.text(language) or ""
+        deadline = self._clock() + self.policy.timeout_seconds
+        attempt = 0
+        while True:
+            attempt += 1
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                raise SystemCallError("timeout", self._timeout_message())
+            try:
+                status, body, retry_after = self._post(text, language, remaining, deadline)
+            except httpx.ConnectError as exc:
+                # Nothing was sent yet, so asking again cannot repeat work on the system's side.
+                if attempt > self.policy.retries:
+                    raise SystemCallError("connection", f"cannot connect: {exc}") from exc
+                self._wait(_CONNECT_BACKOFF_SECONDS * attempt, deadline)
+                continue
+            if status in _RETRY_STATUS and attempt <= self.policy.retries:
+                wait = retry_after if retry_after is not None else _DEFAULT_RETRY_AFTER_SECONDS
+                if self._clock() + wait >= deadline:
+                    raise SystemCallError(
+                        "http-status",
+                        f"HTTP {status}; Retry-After {wait:g} s does not fit into the timeout",
+                    )
+                self._sleep(wait)
+                continue
+            if not 200 <= status < 300:
+                raise SystemCallError("http-status", f"HTTP {status}")
+            return self._parse(body, question.id)
+
+    def _post(
+        self, text: str, language: str, remaining: float, deadline: float
+    ) -> tuple[int, bytes, float | None]:
+        headers = {
+            "Accept": "application/json",
+            "Accept-Charset": "UTF-8",
+            "User-Agent": self.policy.user_agent,
+        }
+        try:
+            with self._client.stream(
+                "POST",
+                self.url,
+                data={"query": text, "lang": language},
+                headers=headers,
+                timeout=httpx.Timeout(remaining),
+            ) as response:
+                status = response.status_code
+                retry_after = _retry_after(response.headers.get("Retry-After"))
+                if status in _RETRY_STATUS or not 200 <= status < 300:
+                    return status, b"", retry_after
+                return status, self._read(response, deadline), retry_after
+        except httpx.TimeoutException as exc:
+            raise SystemCallError("timeout", self._timeout_message()) from exc
+        except httpx.ConnectError:
+            raise
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            raise SystemCallError(
+                "connection", f"the connection broke before a complete answer arrived: {exc}"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise SystemCallError("connection", f"HTTP failure: {exc}") from exc
+
+    def _read(self, response: httpx.Response, deadline: float) -> bytes:
+        cap = self.policy.max_response_bytes
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise SystemCallError(
+                "too-large", f"the answer declares {declared} bytes; the limit is {cap} bytes"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise SystemCallError("too-large", f"the answer exceeds the limit of {cap} bytes")
+            if self._clock() > deadline:
+                raise SystemCallError("too-slow", self._timeout_message())
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _parse(self, body: bytes, question_id: str) -> Question:
+        try:
+            reply = parse_system_response(body, source=self.public_url)
+        except DatasetFormatError as exc:
+            raise SystemCallError("invalid-response", f"unusable answer: {exc.detail}") from exc
+        return _with_id(reply, question_id)
+
+    def _wait(self, seconds: float, deadline: float) -> None:
+        self._sleep(max(0.0, min(seconds, deadline - self._clock())))
+
+    def _timeout_message(self) -> str:
+        return f"no complete answer within {self.policy.timeout_seconds:g} s"
+
+
+def _with_id(reply: Question, question_id: str) -> Question:
+    # GERBIL ignores the id a service puts into its answer; the question asked is what counts.
+    return reply if reply.id == question_id else replace(reply, id=question_id)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Return the seconds a ``Retry-After`` header asks for (RFC 9110 §10.2.3), if readable.
+
+    >>> _retry_after("3")
+    3.0
+    >>> _retry_after(None) is None
+    True
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
