@@ -51,7 +51,7 @@ def parse(data: bytes, diag: Diagnostics) -> Dataset:
     root = doc.root
     if local_name(root.tag) != "dataset":
         raise diag.error(
-            f"the XML root element is <{root.tag}>; expected <dataset> (QALD XML)",
+            f"the XML root element is <{_display(root.tag)}>; expected <dataset> (QALD XML)",
             line=doc.line(root),
         )
     _check_attributes(root, _DATASET_ATTRIBUTES, "dataset", doc, diag)
@@ -66,6 +66,12 @@ def parse(data: bytes, diag: Diagnostics) -> Dataset:
     return Dataset(
         SourceFormat.QALD_XML, result, root.get("id"), root.get("description"), diag.warnings()
     )
+
+
+def _display(tag: str) -> str:
+    """Return ``{ns}name`` as ``name`` plus its namespace, for messages."""
+    name = local_name(tag)
+    return name if name == tag else f"{name}> in namespace <{tag[1:].split('}', 1)[0]}"
 
 
 def _where(element: Element, doc: XmlDocument) -> str:

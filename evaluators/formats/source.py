@@ -138,8 +138,11 @@ def load_json(text: str, diag: Diagnostics) -> object:
         The decoded value (dicts, lists, strings, numbers, booleans, ``None``).
 
     Raises:
-        DatasetFormatError: the text is not JSON, nests too deeply, or holds lone surrogates.
+        DatasetFormatError: the text is empty or not JSON, nests too deeply, or holds lone
+            surrogates.
     """
+    if not text.strip(_JSON_WHITESPACE):
+        raise diag.error("the content is empty; expected a JSON or XML benchmark document")
     try:
         value = _decode_json(text, diag, what="a JSON document")
     except json.JSONDecodeError as exc:

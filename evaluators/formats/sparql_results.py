@@ -28,7 +28,7 @@ _HEAD_KEYS = frozenset({"vars", "link"})
 _RESULTS_KEYS = frozenset({"bindings", "distinct", "ordered"})
 _TERM_KEYS = frozenset({"type", "value", "datatype", "xml:lang"})
 # QALD-5 JSON writes each answer as a one-key object named after the value's kind.
-_FLAT_KINDS = frozenset({"string", "uri", "number", "date", "boolean"})
+_FLAT_KINDS = frozenset({"string", "uri", "number", "date"})
 _IRI_TYPES = frozenset({"uri", "iri", "resource"})
 _LITERAL_TYPES = frozenset({"literal", "typed-literal"})
 

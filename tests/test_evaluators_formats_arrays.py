@@ -1,0 +1,81 @@
+"""NLQ (OKBQA) and LC-QuAD 1.0: JSON arrays of flat question entries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from pyoxigraph import Literal
+
+from evaluators.errors import DatasetFormatError
+from evaluators.formats import parse_bytes
+from evaluators.model import AnswerSet, Dataset, QuestionText, SourceFormat
+
+
+def test_nlq_entries_with_one_id_merge_into_one_question(
+    parse_fixture: Callable[[str], Dataset],
+) -> None:
+    dataset = parse_fixture("nlq-edge.json")
+    assert dataset.format is SourceFormat.NLQ
+    assert [q.id for q in dataset.questions] == ["1", "2", "3"]
+    first = dataset.questions[0]
+    assert first.texts == (QuestionText("ko", "질문 하나?"), QuestionText("en", "Question one?"))
+    # the English entry's label and SPARQL win over the Korean ones that come first
+    assert first.answers == (AnswerSet((Literal("Answer one"),)),)
+    assert first.sparql == 'select ?x where { ?x ?p "en" }'
+
+
+def test_nlq_empty_answer_out_of_scope_and_non_english_only(
+    parse_fixture: Callable[[str], Dataset],
+) -> None:
+    by_id = parse_fixture("nlq-edge.json").by_id()
+    assert by_id["2"].answers == (AnswerSet(),)
+    assert by_id["2"].out_of_scope
+    assert by_id["3"].answers == (AnswerSet((Literal("셋"),)),)
+    assert by_id["3"].languages == ("ko",)
+
+
+def test_nlq_blank_ids_are_skipped_and_unknown_keys_warned(
+    parse_fixture: Callable[[str], Dataset],
+) -> None:
+    messages = [w.message for w in parse_fixture("nlq-edge.json").warnings]
+    assert "skipped entries with a blank id (first at $[3])" in messages
+    assert any("'level'" in m and "$[4].level" in m for m in messages)
+
+
+def test_lcquad_questions_and_sparql_without_answers(
+    parse_fixture: Callable[[str], Dataset],
+) -> None:
+    dataset = parse_fixture("lcquad-edge.json")
+    assert dataset.format is SourceFormat.LCQUAD
+    first, second = dataset.questions
+    assert first.id == "1701"
+    assert first.text("en") == "Which architect of the station was also tenant of the hotel?"
+    assert first.sparql == (
+        "SELECT DISTINCT ?uri WHERE { <http://ex.org/station> <http://ex.org/architect> ?uri }"
+    )
+    assert first.answers is None and second.answers is None
+    # no corrected question: the intermediary one is used, with a warning
+    assert second.id == "2"
+    assert second.text("en") == "What is the <capital> of <France>"
+    assert any("intermediary_question" in w.message for w in dataset.warnings)
+
+
+@pytest.mark.parametrize(
+    ("data", "fmt", "where"),
+    [
+        (b'[{"_id": "1", "corrected_question": 3}]', None, "$[0].corrected_question"),
+        (b'[{"_id": null, "corrected_question": "q"}]', None, "$[0]._id"),
+        (b'[{"_id": "1", "corrected_question": "q"}, 7]', None, "$[1]: expected an object"),
+        (b'[{"id": "1", "lang": "en", "question": ["q"]}]', None, "$[0].question"),
+        (b'[{"id": "1", "lang": "en", "question": "q", "answer": 5}]', None, "$[0].answer"),
+        (b'{"questions": []}', SourceFormat.NLQ, "$: expected a list"),
+        (b'{"questions": []}', SourceFormat.LCQUAD, "$: expected a list"),
+    ],
+)
+def test_array_formats_report_wrong_types_with_their_path(
+    data: bytes, fmt: SourceFormat | None, where: str
+) -> None:
+    with pytest.raises(DatasetFormatError, match=r"^a\.json: at ") as caught:
+        parse_bytes(data, source="a.json", format=fmt)
+    assert where in str(caught.value)
