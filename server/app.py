@@ -1,0 +1,112 @@
+"""`create_app(config)`: the Flask application factory (the composition root of the web server).
+
+It opens the store (embedded Oxigraph, or a remote SPARQL server when ``store.remote_*`` URLs
+are set), builds ``Services`` (replica, query workers, caches), registers the blueprints and
+the problem handlers, and loads the demo data when asked to and the store has no datasets.
+Views never open anything themselves; they reach everything through ``services()``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import os
+from importlib import resources
+from pathlib import Path
+
+from flask import Flask
+
+from server import pages, sparql, update, vocabulary
+from server import resources as resource_views
+from server.config import Config
+from server.problems import register_error_handlers
+from server.queryworkers import QueryPool
+from server.replica import Replica
+from server.services import Services
+from server.viewmodel import href
+from store.protocol import RdfStore
+from store.remote import RemoteStore
+from store.triplestore import TripleStore
+from vocab.project import QAB
+from vocab.standard import RDF
+
+log = logging.getLogger(__name__)
+
+# The environment variable holding the bearer token that enables SPARQL Update at /update.
+# Unset or empty: /update refuses every request. (A secret, so it never goes in config.toml.)
+ADMIN_TOKEN_ENV = "QABENCH_ADMIN_TOKEN"  # noqa: S105 (a variable name, not a secret)
+
+
+def templates_dir() -> Path:
+    """Return the directory of the Jinja2 templates (``templates/``)."""
+    return Path(str(resources.files("templates")))
+
+
+def open_store(config: Config) -> RdfStore:
+    """Open the configured store: remote when ``store.remote_query_url`` is set, else embedded.
+
+    Raises:
+        StoreLockedError: if another process holds the embedded store.
+        StoreError: if the store cannot be opened.
+    """
+    if config.store.remote_query_url:
+        return RemoteStore(
+            config.store.remote_query_url,
+            config.store.remote_update_url or config.store.remote_query_url,
+            config.store.remote_store_url,
+        )
+    return TripleStore.open(config.store_path)
+
+
+def build_services(config: Config, store: RdfStore) -> Services:
+    """Return the services of an app over ``store``."""
+    replica = Replica(store, config.base_iri, config.data_dir / "replica")
+    pool = QueryPool(config.server.query_workers, config.server.query_timeout_seconds)
+    admin_token = os.environ.get(ADMIN_TOKEN_ENV, "") or None
+    return Services(config, store, replica, pool, admin_token=admin_token)
+
+
+def _load_demo(svc: Services) -> None:
+    if importlib.util.find_spec("server.demo") is None:
+        log.info("demo requested, but server/demo.py is not available yet")
+        return
+    if any(True for _ in svc.store.quads(predicate=RDF.type, obj=QAB.Dataset)):
+        return
+    demo = importlib.import_module("server.demo")
+    demo.ensure_demo(svc)
+    svc.notify_write()
+
+
+def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
+    """Build the web application.
+
+    Args:
+        config: the configuration (tests point its paths into a temporary directory).
+        store: an already open store to serve instead of opening the configured one.
+
+    Returns:
+        The Flask app; ``app.extensions["services"].close()`` releases the store and workers.
+
+    Raises:
+        StoreLockedError: if the embedded store is held by another process.
+    """
+    folder = templates_dir()
+    app = Flask(
+        __name__,
+        template_folder=str(folder),
+        static_folder=str(folder / "static"),
+        static_url_path="/static",
+    )
+    app.config["MAX_CONTENT_LENGTH"] = config.server.max_upload_bytes
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    svc = build_services(config, store if store is not None else open_store(config))
+    app.extensions["services"] = svc
+    register_error_handlers(app)
+    app.jinja_env.globals["base_iri"] = config.base_iri
+    app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)
+    for blueprint in (sparql.bp, update.bp, vocabulary.bp, resource_views.bp, pages.bp):
+        app.register_blueprint(blueprint)
+    if config.server.demo:
+        _load_demo(svc)
+    return app

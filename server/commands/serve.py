@@ -1,0 +1,64 @@
+"""``qabench serve [--host HOST] [--port PORT]``: run the web server until interrupted.
+
+One process owns the read-write store and serves the app through waitress with
+``server.threads`` threads; public SPARQL queries run in ``server.query_workers`` separate
+processes. While it runs, ``<data dir>/server.json`` names its pid and URL so that commands
+finding the store locked can say which server holds it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+import waitress
+
+from server.app import create_app
+from server.config import Config
+from server.context import Context
+from server.serverfile import remove_server_file, write_server_file
+from server.services import Services
+
+log = logging.getLogger(__name__)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the serve command."""
+    serve = sub.add_parser("serve", help="run the web server (pages, linked data, SPARQL)")
+    serve.add_argument("--host", help="address to bind (default: server.host, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to bind (default: server.port)")
+    serve.set_defaults(func=run_serve)
+
+
+def serve(config: Config, host: str, port: int) -> int:
+    """Serve ``config``'s store on ``host:port`` until interrupted; return the exit status."""
+    app = create_app(config)
+    services: Services = app.extensions["services"]
+    url = f"http://{host}:{port}"
+    write_server_file(config.data_dir, url)
+    try:
+        services.pool.start(services.snapshot())
+        print(f"qabench serving {config.base_iri} at {url} (Ctrl+C stops)", file=sys.stderr)
+        waitress.serve(
+            app,
+            host=host,
+            port=port,
+            threads=config.server.threads,
+            ident="qabench",
+            clear_untrusted_proxy_headers=True,
+        )
+    finally:
+        services.close()
+        remove_server_file(config.data_dir)
+    return 0
+
+
+def run_serve(ctx: Context, args: argparse.Namespace) -> int:
+    """Run ``qabench serve``."""
+    config = ctx.config
+    host = args.host or config.server.host
+    port = args.port if args.port is not None else config.server.port
+    # The server opens the store itself; the command context must not hold it too.
+    ctx.close()
+    return serve(config, host, port)

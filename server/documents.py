@@ -1,0 +1,95 @@
+"""Resource documents: the triples about one IRI, read only from graphs the reader may see.
+
+A document holds, in every visible graph where the IRI is a subject, the triples about the IRI
+and about the nodes it owns: blank nodes and IRIs below it (``<iri>/...``) that it links to,
+and members that point at it with ``qab:task`` or ``qb:dataSet`` (a task's observations). An
+experiment's document is its whole graph; a resource naming a graph with ``qab:graph`` (a
+dataset version) includes that graph. Reads go through the store's quad index with an explicit
+graph, so a private graph is never touched for a reader who may not see it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from pyoxigraph import BlankNode, NamedNode, Quad
+
+from server.services import Services, Visibility
+from store import graphs
+from vocab.project import QAB
+from vocab.qb import QB
+
+# Links from members back to the resource that owns them.
+_MEMBER_LINKS = (QAB.task, QB.dataSet)
+# A document larger than this is cut (pages paginate; dumps and SPARQL serve the rest).
+MAX_DOCUMENT_QUADS = 250_000
+
+
+def _owned(node: object, iri: NamedNode) -> bool:
+    if isinstance(node, BlankNode):
+        return True
+    return isinstance(node, NamedNode) and node.value.startswith((iri.value + "/", iri.value + "#"))
+
+
+def _describe(svc: Services, iri: NamedNode, graph: NamedNode, out: dict[Quad, None]) -> None:
+    seen: set[str] = set()
+    todo: deque[NamedNode | BlankNode] = deque([iri])
+    for link in _MEMBER_LINKS:
+        todo.extend(
+            q.subject
+            for q in svc.store.quads(None, link, iri, graph)
+            if isinstance(q.subject, NamedNode | BlankNode)
+        )
+    while todo and len(out) < MAX_DOCUMENT_QUADS:
+        node = todo.popleft()
+        if str(node) in seen:
+            continue
+        seen.add(str(node))
+        for quad in svc.store.quads(node, None, None, graph):
+            out[quad] = None
+            obj = quad.object
+            if isinstance(obj, NamedNode | BlankNode) and _owned(obj, iri):
+                todo.append(obj)
+
+
+def experiment_graph_of(svc: Services, iri: NamedNode) -> NamedNode | None:
+    """Return the graph of the experiment ``iri`` if ``iri`` names one (by its URL layout)."""
+    prefix = f"{svc.base}/experiment/"
+    if not iri.value.startswith(prefix) or "/" in iri.value[len(prefix) :]:
+        return None
+    return graphs.experiment_graph(svc.base, iri.value[len(prefix) :])
+
+
+def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:
+    """Return the document of ``iri`` for a reader with visibility ``vis`` (empty: unknown).
+
+    Args:
+        svc: the services (store, base IRI).
+        iri: the resource.
+        vis: what the reader may see.
+    """
+    out: dict[Quad, None] = {}
+    own_graph = experiment_graph_of(svc, iri)
+    if own_graph is not None and vis.can_see(own_graph):
+        for quad in svc.store.quads(graph=own_graph):
+            out[quad] = None
+            if len(out) >= MAX_DOCUMENT_QUADS:
+                break
+        return list(out)
+    found = {
+        q.graph_name.value: q.graph_name
+        for q in svc.store.quads(subject=iri)
+        if isinstance(q.graph_name, NamedNode)
+    }
+    for name in sorted(found):
+        graph = found[name]
+        if vis.can_see(graph):
+            _describe(svc, iri, graph, out)
+    linked = [q.object for q in list(out) if q.subject == iri and q.predicate == QAB.graph]
+    for target in linked:
+        if isinstance(target, NamedNode) and vis.can_see(target):
+            for quad in svc.store.quads(graph=target):
+                out[quad] = None
+                if len(out) >= MAX_DOCUMENT_QUADS:
+                    break
+    return list(out)

@@ -1,0 +1,256 @@
+"""Pages for people: home, the lists of datasets, experiments and systems, the VoID description,
+the public dump, and the leaderboard. Dataset and experiment HTML views live in ``pageviews``.
+
+Each list is also an RDF document (the list page negotiates like any resource) and links to a
+SPARQL query that reproduces its table. Canned queries run on the main store restricted to the
+graphs the reader may see; the leaderboard aggregates over every experiment, so it runs on the
+query workers (time limit) over the public replica.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from flask import Blueprint, Response, render_template, request
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
+
+from evaluators.results import MEASURES
+from server import pageviews
+from server.access import remember_tokens, request_tokens
+from server.description import void_description
+from server.negotiation import PAGE_FORMATS, RDF_FORMATS, decorate, negotiate, split_extension
+from server.problems import Problem
+from server.rdfdocs import serialize_document
+from server.services import Services, Visibility, services
+from server.sparql import RESULT_TYPES, run_query
+from server.sparqlpage import query_link
+from server.viewmodel import term_view
+from store import graphs, queries
+from store.triplestore import QueryResult
+from vocab.standard import DCTERMS, RDFS
+
+bp = Blueprint("pages", __name__)
+
+
+@bp.record_once
+def _register_views(state: object) -> None:
+    pageviews.register(state.app)  # type: ignore[attr-defined]
+
+
+def _rows(result: QueryResult) -> list[dict[str, object]]:
+    names = [v.value for v in result.variables]  # type: ignore[union-attr]
+    return [{n: s[n] for n in names} for s in result]  # type: ignore[union-attr]
+
+
+def _select(
+    svc: Services,
+    name: str,
+    *,
+    default: list[NamedNode] | None = None,
+    named: list[NamedNode] | None = None,
+) -> list[dict[str, object]]:
+    # Explicit (possibly empty) graph lists: the query never sees a graph not passed here.
+    result = svc.store.query(
+        queries.load(name), default_graph=list(default or []), named_graphs=list(named or [])
+    )
+    return _rows(result)
+
+
+def _list_page(
+    title: str,
+    query_name: str,
+    rows: list[dict[str, object]],
+    columns: list[str],
+    members: list[NamedNode],
+    intro: str,
+) -> Response:
+    svc = services()
+    stem, extension = split_extension(request.path.rstrip("/"))
+    rep, negotiated = negotiate(PAGE_FORMATS, extension)
+    if rep.rdf_format is None:
+        table = [
+            {c: (term_view(r[c], svc.base) if r.get(c) is not None else None) for c in columns}
+            for r in rows
+        ]
+        body = render_template(
+            "list.html",
+            title=title,
+            columns=columns,
+            rows=table,
+            intro=intro,
+            query_href=query_link(queries.load(query_name)),
+            alternates=[(f"{stem}.{r.extension}", r.media_type, r.label) for r in PAGE_FORMATS],
+        )
+        response = Response(body, mimetype="text/html")
+    else:
+        page = NamedNode(svc.base + stem)
+        quads = [Quad(page, RDFS.label, Literal(title, language="en"), DefaultGraph())]
+        quads += [Quad(page, DCTERMS.hasPart, m, DefaultGraph()) for m in members]
+        response = Response(serialize_document(quads, rep, svc.base), mimetype=rep.media_type)
+    response.set_etag(svc.etag(stem, rep.key))
+    return decorate(response, stem, PAGE_FORMATS, rep, negotiated)
+
+
+def _experiment_graphs(svc: Services, vis: Visibility) -> list[NamedNode]:
+    prefix = graphs.experiment_graph_prefix(svc.base)
+    return [g for g in vis.graphs if g.value.startswith(prefix)]
+
+
+@bp.route("/")
+def home() -> Response:
+    """What is here and how to start."""
+    svc = services()
+    vis = svc.visibility(request_tokens())
+    catalog = graphs.catalog_graph(svc.base)
+    datasets = _select(svc, "page_datasets", default=[catalog]) if vis.can_see(catalog) else []
+    body = render_template(
+        "home.html",
+        datasets=len(datasets),
+        experiments=len(_experiment_graphs(svc, vis)),
+        triples=svc.snapshot().public_quads,
+    )
+    return Response(body, mimetype="text/html")
+
+
+@bp.route("/datasets")
+@bp.route("/datasets.<ext>")
+def datasets(ext: str | None = None) -> Response:
+    """Every benchmark dataset in the catalog."""
+    svc = services()
+    vis = svc.visibility(request_tokens())
+    catalog = graphs.catalog_graph(svc.base)
+    rows = _select(svc, "page_datasets", default=[catalog]) if vis.can_see(catalog) else []
+    members = [r["dataset"] for r in rows if isinstance(r["dataset"], NamedNode)]
+    return _list_page(
+        "Datasets",
+        "page_datasets",
+        rows,
+        ["dataset", "name", "title", "versions", "questions"],
+        members,
+        "Benchmarks loaded into this store. Each has one or more versions "
+        "(files, identified by SHA-256); experiments cite a version.",
+    )
+
+
+@bp.route("/experiments")
+@bp.route("/experiments.<ext>")
+def experiments(ext: str | None = None) -> Response:
+    """Every experiment the reader may see, newest first."""
+    svc = services()
+    vis = svc.visibility(request_tokens())
+    rows = _select(svc, "page_experiments", named=_experiment_graphs(svc, vis))
+    members = [r["experiment"] for r in rows if isinstance(r["experiment"], NamedNode)]
+    response = _list_page(
+        "Experiments",
+        "page_experiments",
+        rows,
+        ["experiment", "tasks", "started", "states"],
+        members,
+        "Experiments ran QA systems on dataset versions. Private experiments "
+        "appear only to holders of their access token.",
+    )
+    return remember_tokens(response, bool(vis.unlocked))
+
+
+@bp.route("/systems")
+@bp.route("/systems.<ext>")
+def systems(ext: str | None = None) -> Response:
+    """Every system that took part in a visible task."""
+    svc = services()
+    vis = svc.visibility(request_tokens())
+    rows = _select(svc, "page_systems", named=list(vis.graphs))
+    members = [r["system"] for r in rows if isinstance(r["system"], NamedNode)]
+    return _list_page(
+        "Systems",
+        "page_systems",
+        rows,
+        ["system", "label", "tasks"],
+        members,
+        "Question answering systems evaluated here.",
+    )
+
+
+@bp.route("/.well-known/void")
+def void() -> Response:
+    """The VoID and DCAT description of the public data."""
+    svc = services()
+    rep, negotiated = negotiate(RDF_FORMATS)
+    body = svc.cache.get_or_make(
+        svc.generation,
+        f"void {rep.key}",
+        lambda: serialize_document(void_description(svc), rep, svc.base),
+    )
+    response = Response(body, mimetype=rep.media_type)
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    response.set_etag(svc.etag("void", rep.key))
+    decorate(response, "/.well-known/void", (), rep, negotiated).make_conditional(request)
+    return response
+
+
+@bp.route("/dump.nq")
+def dump() -> Response:
+    """Every quad the reader may see, as N-Quads (public graphs plus opened private ones)."""
+    svc = services()
+    vis = svc.visibility(request_tokens())
+    snapshot = svc.snapshot()
+
+    def _stream() -> Iterator[bytes]:
+        with snapshot.public.open("rb") as fh:
+            yield from iter(lambda: fh.read(1 << 16), b"")
+        for graph in vis.unlocked:
+            yield from (str(q).encode("utf-8") + b" .\n" for q in svc.store.quads(graph=graph))
+
+    response = Response(_stream(), mimetype="application/n-quads")
+    response.headers["Content-Disposition"] = 'attachment; filename="qabench.nq"'
+    return response
+
+
+@bp.route("/leaderboard")
+def leaderboard() -> Response:
+    """Best published result per system for one dataset version, experiment type and measure."""
+    version = request.args.get("version", "")
+    type_iri = request.args.get("type", "http://w3id.org/gerbil/vocab#QA")
+    measure = request.args.get("measure", "macro_f1")
+    if not version:
+        body = render_template(
+            "leaderboard.html",
+            board=[],
+            version="",
+            type_iri=type_iri,
+            measure=MEASURES.get(measure, MEASURES["macro_f1"]),
+            measures=sorted(MEASURES),
+            query_href=None,
+        )
+        return Response(body, mimetype="text/html")
+    if measure not in MEASURES:
+        raise Problem(
+            404, f"Unknown measure {measure!r}; expected one of: " + ", ".join(sorted(MEASURES))
+        )
+    try:
+        bound = [NamedNode(version), NamedNode(type_iri), MEASURES[measure].term]
+    except ValueError as exc:
+        raise Problem(400, "Pass ?version= and ?type= as absolute IRIs.") from exc
+    text = queries.load("page_leaderboard") + (
+        "VALUES (?version ?type ?measure) { (" + " ".join(str(t) for t in bound) + ") }\n"
+    )
+    outcome = run_query(text, [], [], html=False, results_media=RESULT_TYPES[0], rdf_media=None)
+    rows = json.loads(outcome.body)["results"]["bindings"] if outcome.failure is None else []
+    board = [
+        {
+            "system": r["system"]["value"],
+            "best": float(r["best"]["value"]),
+            "tasks": r["tasks"]["value"],
+        }
+        for r in rows
+    ]
+    body = render_template(
+        "leaderboard.html",
+        board=board,
+        version=version,
+        type_iri=type_iri,
+        measure=MEASURES[measure],
+        measures=sorted(MEASURES),
+        query_href=query_link(text),
+    )
+    return Response(body, mimetype="text/html")

@@ -1,0 +1,197 @@
+"""Lexical facts about SPARQL text that the endpoint must know before evaluating it.
+
+pyoxigraph exposes no parsed query to Python, yet the public endpoint has to refuse ``SERVICE``
+(both pyoxigraph and rdflib would otherwise call any URL from the server), find the dataset a
+query names with ``FROM``/``FROM NAMED`` (so it can be intersected with the visible graphs), and
+add ``USING`` clauses for the update protocol's ``using-graph-uri``. A small tokenizer does that:
+IRIs, strings and comments are recognised first, so a keyword inside them never counts. This
+module neither evaluates nor rewrites queries beyond inserting ``USING`` clauses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+from pyoxigraph import NamedNode
+
+_CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_TOKEN = re.compile(
+    r"""
+    (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+  | (?P<lstr>\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"|'''(?:[^'\\]|\\.|'(?!''))*''')
+  | (?P<str>"(?:[^"\\\n\r]|\\.)*"|'(?:[^'\\\n\r]|\\.)*')
+  | (?P<comment>\#[^\n\r]*)
+  | (?P<var>[?$][\w\u00B7\u0300-\u036F\u203F-\u2040]+)
+  | (?P<pname>(?:[A-Za-z\u00C0-\uFFFF][\w.\-\u00B7\u00C0-\uFFFF]*)?
+               :(?:[\w\-.:%\\\u00B7\u00C0-\uFFFF]*))
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<open>\{)
+  | (?P<close>\})
+  | (?P<space>\s+)
+  | (?P<other>.)
+    """,
+    re.X | re.S,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One lexical token: its kind (``iri``, ``word``, ``pname``, ...), text and offset."""
+
+    kind: str
+    text: str
+    start: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueryDataset:
+    """The RDF dataset a query names with ``FROM`` and ``FROM NAMED`` (absolute IRIs)."""
+
+    default: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        """Return whether the query names no dataset at all."""
+        return not self.default and not self.named
+
+
+def decode_codepoints(text: str) -> str:
+    r"""Replace ``\uXXXX`` and ``\UXXXXXXXX`` escapes (SPARQL 1.1 Query, section 19.2).
+
+    >>> decode_codepoints(r"\u0053ERVICE")
+    'SERVICE'
+    """
+
+    def _char(match: re.Match[str]) -> str:
+        code = int(match.group(1) or match.group(2), 16)
+        return chr(code) if code <= 0x10FFFF else match.group(0)
+
+    return _CODEPOINT.sub(_char, text)
+
+
+def tokens(text: str) -> list[Token]:
+    """Return the significant tokens of SPARQL text (no whitespace, strings or comments kept).
+
+    Strings are kept as ``str`` tokens (their content is never inspected).
+    """
+    out: list[Token] = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup or "other"
+        if kind in ("space", "comment"):
+            continue
+        if kind == "lstr":
+            kind = "str"
+        out.append(Token(kind, match.group(0), match.start()))
+    return out
+
+
+def _words(toks: list[Token]) -> list[str]:
+    return [t.text.upper() if t.kind == "word" else "" for t in toks]
+
+
+def uses_service(query: str) -> bool:
+    """Return whether a query or update contains the ``SERVICE`` keyword (outside IRIs/strings).
+
+    >>> uses_service('SELECT * { SERVICE <http://x/> { ?s ?p ?o } }')
+    True
+    >>> uses_service('SELECT * { ?s <http://x/SERVICE> "SERVICE" } # SERVICE')
+    False
+    """
+    return any("SERVICE" in _words(tokens(t)) for t in (query, decode_codepoints(query)))
+
+
+def _resolve(token: Token, prefixes: dict[str, str], base: str | None) -> str | None:
+    if token.kind == "iri":
+        iri = token.text[1:-1]
+        return urljoin(base, iri) if base else iri
+    if token.kind == "pname":
+        prefix, _, local = token.text.partition(":")
+        if prefix in prefixes:
+            return prefixes[prefix] + local
+    return None
+
+
+def query_dataset(query: str, base: str | None = None) -> QueryDataset:
+    """Return the graphs a query names in ``FROM`` and ``FROM NAMED`` clauses.
+
+    Args:
+        query: SPARQL query text.
+        base: the base IRI relative IRIs resolve against (a ``BASE`` in the query wins).
+
+    >>> query_dataset('PREFIX e: <http://e/> SELECT * FROM e:a FROM NAMED <http://e/b> {}')
+    QueryDataset(default=('http://e/a',), named=('http://e/b',))
+    """
+    toks = tokens(query)
+    words = _words(toks)
+    prefixes: dict[str, str] = {}
+    default: list[str] = []
+    named: list[str] = []
+    for i, word in enumerate(words):
+        if word == "BASE" and i + 1 < len(toks) and toks[i + 1].kind == "iri":
+            base = _resolve(toks[i + 1], prefixes, base)
+        elif word == "PREFIX" and i + 2 < len(toks) and toks[i + 1].kind == "pname":
+            iri = _resolve(toks[i + 2], prefixes, base)
+            if iri is not None:
+                prefixes[toks[i + 1].text.rstrip(":").split(":")[0]] = iri
+        elif word == "FROM":
+            is_named = i + 1 < len(words) and words[i + 1] == "NAMED"
+            at = i + 2 if is_named else i + 1
+            if at < len(toks):
+                iri = _resolve(toks[at], prefixes, base)
+                if iri is not None:
+                    (named if is_named else default).append(iri)
+    return QueryDataset(tuple(default), tuple(named))
+
+
+def has_dataset_keywords(update: str) -> bool:
+    """Return whether an update uses ``USING`` or ``WITH`` (the protocol forbids mixing them).
+
+    >>> has_dataset_keywords("WITH <http://g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }")
+    True
+    """
+    return bool({"USING", "WITH"} & set(_words(tokens(update))))
+
+
+def add_using(update: str, default: list[NamedNode], named: list[NamedNode]) -> str:
+    """Insert ``USING``/``USING NAMED`` clauses before each top-level ``WHERE`` of an update.
+
+    This is how the update protocol's ``using-graph-uri`` and ``using-named-graph-uri``
+    parameters take effect (SPARQL 1.1 Protocol, section 2.2.3). ``DELETE WHERE`` shorthand
+    cannot carry ``USING``; its ``WHERE`` is left alone.
+
+    >>> add_using("INSERT { ?s ?p 1 } WHERE { ?s ?p ?o }", [NamedNode("http://g")], [])
+    'INSERT { ?s ?p 1 } USING <http://g> WHERE { ?s ?p ?o }'
+    """
+    # Graph names are serialised by pyoxigraph (validated IRIs), never pasted as raw text.
+    clauses = " ".join([f"USING {g}" for g in default] + [f"USING NAMED {g}" for g in named])
+    if not clauses:
+        return update
+    toks = tokens(update)
+    words = _words(toks)
+    depth = 0
+    inserts: list[int] = []
+    for i, tok in enumerate(toks):
+        if tok.kind == "open":
+            depth += 1
+        elif tok.kind == "close":
+            depth -= 1
+        elif depth == 0 and words[i] == "WHERE" and (i == 0 or words[i - 1] != "DELETE"):
+            inserts.append(tok.start)
+    for offset in reversed(inserts):
+        update = update[:offset] + clauses + " " + update[offset:]
+    return update
+
+
+def query_form(query: str) -> str | None:
+    """Return ``SELECT``, ``ASK``, ``CONSTRUCT`` or ``DESCRIBE`` (``None`` if none is found).
+
+    >>> query_form("PREFIX s: <http://s/> CONSTRUCT { ?s ?p ?o } WHERE { SELECT * {} }")
+    'CONSTRUCT'
+    """
+    for word in _words(tokens(query)):
+        if word in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            return word
+    return None

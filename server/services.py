@@ -1,0 +1,149 @@
+"""`Services`: what ``create_app`` builds once and every view reaches through ``services()``.
+
+It holds the configuration, the main store, the replica and query-worker pool of the public
+SPARQL endpoint, and caches keyed by the store generation. Every write path (experiments,
+uploads, dataset loads, SPARQL Update) calls ``notify_write()`` after its transaction: that bumps
+the generation, which empties the caches, changes every ETag and makes the query workers
+reload. Nothing here is module-level state.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from flask import current_app
+from pyoxigraph import NamedNode
+
+from server.config import Config
+from server.queryworkers import QueryPool
+from server.replica import Replica, Snapshot
+from store import graphs
+from store.protocol import RdfStore
+from store.visibility import PrivateExperiment, private_experiments, unlocked
+
+T = TypeVar("T")
+
+# Cached documents per generation (JSON-LD, visibility lists, counts).
+CACHE_ENTRIES = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Visibility:
+    """The graphs one reader may see at one store generation."""
+
+    graphs: tuple[NamedNode, ...]
+    names: frozenset[str]
+    unlocked: tuple[NamedNode, ...]
+    private: tuple[PrivateExperiment, ...]
+
+    def can_see(self, graph: NamedNode) -> bool:
+        """Return whether ``graph`` is visible."""
+        return graph.value in self.names
+
+    @property
+    def key(self) -> str:
+        """Return a cache key part that differs between readers who see different graphs."""
+        return ",".join(sorted(g.value for g in self.unlocked))
+
+
+class GenerationCache:
+    """A bounded LRU cache whose entries belong to one store generation."""
+
+    def __init__(self, entries: int = CACHE_ENTRIES) -> None:
+        self._entries = entries
+        self._data: OrderedDict[tuple[int, str], object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_make(self, generation: int, key: str, make: Callable[[], T]) -> T:
+        """Return the cached value for ``key`` at ``generation``, computing it once."""
+        with self._lock:
+            if (generation, key) in self._data:
+                self._data.move_to_end((generation, key))
+                return self._data[(generation, key)]  # type: ignore[return-value]
+        value = make()
+        with self._lock:
+            self._data[(generation, key)] = value
+            while len(self._data) > self._entries:
+                self._data.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        with self._lock:
+            self._data.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """The application's resources; one instance per app, on ``app.extensions["services"]``."""
+
+    config: Config
+    store: RdfStore
+    replica: Replica
+    pool: QueryPool
+    cache: GenerationCache = field(default_factory=GenerationCache)
+    # Distinguishes ETags of two server runs whose generation counters both start at 0.
+    instance: str = field(default_factory=lambda: secrets.token_hex(4))
+    # Bearer token that enables SPARQL Update at /update (None: updates are off).
+    admin_token: str | None = None
+
+    @property
+    def base(self) -> str:
+        """Return the base IRI (no trailing slash)."""
+        return self.config.base_iri
+
+    @property
+    def generation(self) -> int:
+        """Return the store generation (bumped by every write)."""
+        return self.replica.generation
+
+    def notify_write(self) -> None:
+        """Record that the store changed: new generation, empty caches, refreshed replica."""
+        self.replica.bump()
+        self.cache.clear()
+        if self.pool.started:
+            self.pool.publish(self.replica.current())
+
+    def snapshot(self) -> Snapshot:
+        """Return the replica snapshot of the current generation (written on demand)."""
+        return self.replica.current()
+
+    def etag(self, *parts: str) -> str:
+        """Return a strong ETag for a document that only changes with the store."""
+        return f"{self.instance}-{self.generation}-" + "-".join(parts)
+
+    def visibility(self, tokens: Iterable[str] = ()) -> Visibility:
+        """Return what a reader presenting ``tokens`` may see (cached per generation)."""
+        generation = self.generation
+        private: tuple[PrivateExperiment, ...] = self.cache.get_or_make(
+            generation, "private", lambda: tuple(private_experiments(self.store, self.base))
+        )
+        public: tuple[NamedNode, ...] = self.cache.get_or_make(
+            generation,
+            "public",
+            lambda: tuple(
+                graphs.public_graphs(
+                    self.base, self.store.graphs(), {p.experiment_id for p in private}
+                )
+            ),
+        )
+        opened = tuple(unlocked(private, tokens))
+        visible = public + opened
+        return Visibility(visible, frozenset(g.value for g in visible), opened, private)
+
+    def close(self) -> None:
+        """Stop the query workers and release the store."""
+        self.pool.close()
+        self.store.close()
+
+
+def services() -> Services:
+    """Return the ``Services`` of the current Flask app."""
+    found = current_app.extensions["services"]
+    assert isinstance(found, Services)
+    return found

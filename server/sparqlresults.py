@@ -1,0 +1,154 @@
+"""Write SPARQL SELECT results (JSON, XML, CSV, TSV) for a bounded list of rows.
+
+pyoxigraph serialises a whole ``QuerySolutions`` iterator and cannot stop after N rows, so the
+endpoint collects at most ``max_result_rows`` solutions and writes them here. JSON and XML carry
+an optional ``link`` in their head (both formats define one) that points at the note explaining a
+truncation. Output is checked against pyoxigraph's own parser in the tests. No Flask here: the
+query workers import this module.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from pyoxigraph import BlankNode, Literal, NamedNode, QueryResultsFormat, Triple
+
+Value = NamedNode | BlankNode | Literal | Triple
+Row = Sequence[Value | None]
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_RESULTS_NS = "http://www.w3.org/2005/sparql-results#"
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
+def _json_term(term: Value) -> dict[str, Any]:
+    # JSON values are built as plain dicts here only to hand them to json.dumps.
+    if isinstance(term, NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, BlankNode):
+        return {"type": "bnode", "value": term.value}
+    if isinstance(term, Triple):
+        return {
+            "type": "triple",
+            "value": {
+                "subject": _json_term(term.subject),
+                "predicate": _json_term(term.predicate),
+                "object": _json_term(term.object),
+            },
+        }
+    out: dict[str, Any] = {"type": "literal", "value": term.value}
+    if term.language:
+        out["xml:lang"] = term.language
+    elif term.datatype.value != _XSD_STRING:
+        out["datatype"] = term.datatype.value
+    return out
+
+
+def _json(variables: Sequence[str], rows: Sequence[Row], link: str | None) -> bytes:
+    head: dict[str, Any] = {"vars": list(variables)}
+    if link:
+        head["link"] = [link]
+    bindings = [
+        {name: _json_term(value) for name, value in zip(variables, row, strict=True) if value}
+        for row in rows
+    ]
+    document = {"head": head, "results": {"bindings": bindings}}
+    return json.dumps(document, ensure_ascii=False).encode("utf-8")
+
+
+def _xml_term(parent: ET.Element, term: Value) -> None:
+    if isinstance(term, NamedNode):
+        ET.SubElement(parent, "uri").text = term.value
+    elif isinstance(term, BlankNode):
+        ET.SubElement(parent, "bnode").text = term.value
+    elif isinstance(term, Triple):
+        node = ET.SubElement(parent, "triple")
+        for part in ("subject", "predicate", "object"):
+            _xml_term(ET.SubElement(node, part), getattr(term, part))
+    else:
+        element = ET.SubElement(parent, "literal")
+        if term.language:
+            element.set(_XML_LANG, term.language)
+        elif term.datatype.value != _XSD_STRING:
+            element.set("datatype", term.datatype.value)
+        element.text = term.value
+
+
+def _xml(variables: Sequence[str], rows: Sequence[Row], link: str | None) -> bytes:
+    root = ET.Element("sparql", xmlns=_RESULTS_NS)
+    head = ET.SubElement(root, "head")
+    for name in variables:
+        ET.SubElement(head, "variable", name=name)
+    if link:
+        ET.SubElement(head, "link", href=link)
+    results = ET.SubElement(root, "results")
+    for row in rows:
+        result = ET.SubElement(results, "result")
+        for name, value in zip(variables, row, strict=True):
+            if value is not None:
+                _xml_term(ET.SubElement(result, "binding", name=name), value)
+    body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return body
+
+
+def _csv_value(term: Value | None) -> str:
+    if term is None:
+        return ""
+    if isinstance(term, BlankNode):
+        return f"_:{term.value}"
+    if isinstance(term, Triple):
+        return str(term)
+    return term.value
+
+
+def _csv(variables: Sequence[str], rows: Sequence[Row]) -> bytes:
+    # SPARQL 1.1 CSV results: RFC 4180 quoting, CRLF line ends, plain lexical values.
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(variables)
+    for row in rows:
+        writer.writerow([_csv_value(v) for v in row])
+    return buffer.getvalue().encode("utf-8")
+
+
+def _tsv(variables: Sequence[str], rows: Sequence[Row]) -> bytes:
+    # SPARQL 1.1 TSV results: terms in their N-Triples form (pyoxigraph's str() escapes tabs).
+    lines = ["\t".join(f"?{v}" for v in variables)]
+    lines.extend("\t".join("" if v is None else str(v) for v in row) for row in rows)
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def write_solutions(
+    variables: Sequence[str],
+    rows: Sequence[Row],
+    results_format: QueryResultsFormat,
+    link: str | None = None,
+) -> bytes:
+    """Serialise SELECT solutions.
+
+    Args:
+        variables: the projected variable names, in order.
+        rows: one value (or ``None`` when unbound) per variable, per solution.
+        results_format: JSON, XML, CSV or TSV.
+        link: an IRI to put in the ``head`` ``link`` of JSON and XML results (truncation note).
+
+    Returns:
+        The serialised results.
+
+    Raises:
+        ValueError: for a results format this module does not write.
+    """
+    if results_format == QueryResultsFormat.JSON:
+        return _json(variables, rows, link)
+    if results_format == QueryResultsFormat.XML:
+        return _xml(variables, rows, link)
+    if results_format == QueryResultsFormat.CSV:
+        return _csv(variables, rows)
+    if results_format == QueryResultsFormat.TSV:
+        return _tsv(variables, rows)
+    raise ValueError(f"Unsupported SPARQL results format {results_format!r}")

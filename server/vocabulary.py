@@ -1,0 +1,94 @@
+"""Serve our vocabulary (``vocab/project.ttl``) at ``/vocab``, each term dereferenceable.
+
+``/vocab`` negotiates between HTML (one section per term, anchored ``#Term`` so the hash IRIs
+of the namespace land on their definition) and every RDF form; ``/vocab/Term`` is the document
+of one term (the same forms); ``/context.jsonld`` is the JSON-LD context our documents use.
+The file is read with ``importlib.resources`` and parsed once per store generation.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from flask import Blueprint, Response, render_template, request
+from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, parse
+
+from server.negotiation import HTML, PAGE_FORMATS, decorate, negotiate, split_extension
+from server.problems import Problem
+from server.rdfdocs import context_document, serialize_document
+from server.services import services
+from server.viewmodel import describe
+from vocab.project import QAB
+
+bp = Blueprint("vocabulary", __name__)
+
+
+def vocabulary_quads() -> list[Quad]:
+    """Return the vocabulary's triples (cached per generation)."""
+    svc = services()
+
+    def _parse() -> list[Quad]:
+        data = resources.files("vocab").joinpath("project.ttl").read_bytes()
+        return [
+            Quad(t.subject, t.predicate, t.object, DefaultGraph())
+            for t in parse(data, RdfFormat.TURTLE)
+        ]
+
+    return svc.cache.get_or_make(svc.generation, "vocabulary", _parse)
+
+
+def _respond(quads: list[Quad], stem: str, extension: str | None, focus: NamedNode) -> Response:
+    svc = services()
+    rep, negotiated = negotiate(PAGE_FORMATS, extension)
+    etag = svc.etag(stem, rep.key)
+    if request.if_none_match.contains(etag):
+        response = Response(status=304)
+    elif rep == HTML:
+        subjects = describe(quads, focus, svc.base)
+        terms = [s for s in subjects if s.subject.value.startswith(QAB.iri)]
+        body = render_template(
+            "vocabulary.html",
+            terms=terms,
+            focus=focus.value,
+            single=focus != NamedNode(QAB.iri),
+            local=_local,
+            alternates=[(f"{stem}.{r.extension}", r.media_type, r.label) for r in PAGE_FORMATS],
+        )
+        response = Response(body, mimetype="text/html")
+    else:
+        response = Response(serialize_document(quads, rep, svc.base), mimetype=rep.media_type)
+    response.set_etag(etag)
+    response.headers["Cache-Control"] = "public, max-age=3600"
+    return decorate(response, stem, PAGE_FORMATS, rep, negotiated)
+
+
+def _local(iri: str) -> str:
+    return iri[len(QAB.iri) :] if iri.startswith(QAB.iri) else iri
+
+
+@bp.route("/vocab")
+@bp.route("/vocab.<ext>")
+def vocabulary(ext: str | None = None) -> Response:
+    """The whole vocabulary."""
+    return _respond(vocabulary_quads(), "/vocab", ext, NamedNode(QAB.iri))
+
+
+@bp.route("/vocab/<name>")
+def term(name: str) -> Response:
+    """One term of the vocabulary: its own triples."""
+    local, extension = split_extension(name)
+    if local not in QAB:
+        raise Problem(404, f"{local!r} is not a term of the qabench vocabulary; see /vocab.")
+    iri = QAB[local]
+    quads = [q for q in vocabulary_quads() if q.subject == iri]
+    return _respond(quads, f"/vocab/{local}", extension, iri)
+
+
+@bp.route("/context.jsonld")
+def context() -> Response:
+    """The JSON-LD context of our documents."""
+    response = Response(json.dumps(context_document(), indent=1), mimetype="application/ld+json")
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    response.headers["Cache-Control"] = "public, max-age=86400"
+    return response

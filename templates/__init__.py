@@ -1,0 +1,1 @@
+"""Jinja2 templates and static assets of the web pages (used only by ``server``)."""
