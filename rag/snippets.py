@@ -129,7 +129,7 @@ def bm25_scores(query_terms: Sequence[str], sentences: Sequence[Sequence[str]]) 
     ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len))`` per term, with k1=1.2, b=0.75.
 
     >>> [round(s, 3) for s in bm25_scores(["x"], [["x", "y"], ["y"]])]
-    [0.693, 0.0]
+    [0.61, 0.0]
     """
     if not sentences:
         return []
@@ -142,7 +142,7 @@ def bm25_scores(query_terms: Sequence[str], sentences: Sequence[Sequence[str]]) 
     for sentence in sentences:
         tf = Counter(term for term in sentence if term in terms)
         norm = K1 * (1 - B + B * len(sentence) / average)
-        scores.append(sum(idf[t] * n * (K1 + 1) / (n + norm) for t, n in tf.items()))
+        scores.append(sum((idf[t] * n * (K1 + 1) / (n + norm) for t, n in tf.items()), 0.0))
     return scores
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from rag.errors import ModelUnavailableError
 from rag.index import LiteratureIndex
 from rag.retrieve import WhooshRetriever, question_query
 from rag.snippets import extract_snippets
+from server.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +65,26 @@ def test_dense_rerank_combines_scores_deterministically(
 def test_a_directory_without_a_model_is_reported(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailableError, match="cannot load the model"):
         DenseScorer.load(tmp_path)
+
+
+def test_retrieve_command_with_dense_rerank(
+    scorer: DenseScorer, rag_corpus_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ["--data-dir", str(tmp_path)]
+    assert main([*data, "index", "build", str(rag_corpus_file)]) == 0
+    question = "Which medicine protects the heart during anthracycline chemotherapy?"
+    capsys.readouterr()
+    assert main([*data, "retrieve", question, "--k", "10", "--snippets", "4", "--json"]) == 0
+    lexical = json.loads(capsys.readouterr().out)
+    assert (
+        main([*data, "retrieve", question, "--k", "10", "--snippets", "4", "--dense", "--json"])
+        == 0
+    )
+    dense = json.loads(capsys.readouterr().out)
+    assert [d["pmid"] for d in dense["documents"]] == [d["pmid"] for d in lexical["documents"]]
+
+    def scores(result: dict[str, list[dict[str, list[dict[str, float]]]]]) -> list[float]:
+        return sorted(s["score"] for d in result["documents"] for s in d["snippets"])
+
+    assert len(scores(dense)) == len(scores(lexical)) == 4
+    assert scores(dense) != scores(lexical)  # the dense share changes the combined scores
