@@ -22,7 +22,7 @@ def child(path: str, key: str) -> str:
     >>> child("$.a", "odd key")
     "$.a['odd key']"
     """
-    if _PLAIN_KEY.match(key):
+    if key.isidentifier() or _PLAIN_KEY.match(key):
         return f"{path}.{key}"
     return f"{path}[{key!r}]"
 
@@ -102,9 +102,9 @@ def opt_str(obj: dict[str, object], key: str, path: str, diag: Diagnostics) -> s
         DatasetFormatError: the value is neither a string nor null.
     """
     value = obj.get(key)
-    if value is None:
-        return None
-    return expect_str(value, child(path, key), diag)
+    if value is None or isinstance(value, str):
+        return value
+    raise diag.error(f"expected a string, found {describe(value)}", path=child(path, key))
 
 
 def identifier(value: object, path: str, diag: Diagnostics) -> str:
@@ -157,6 +157,8 @@ def check_keys(
         path: the object's JSON path.
         diag: the file's diagnostics.
     """
+    if known.issuperset(obj):
+        return
     for key in obj:
         if key not in known:
             diag.unknown_field(key, where, child(path, key))

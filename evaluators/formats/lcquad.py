@@ -19,8 +19,8 @@ from evaluators.formats.jsonfield import (
     required,
 )
 from evaluators.formats.qald_json import stripped, warn_duplicate_ids
-from evaluators.formats.question_fields import TextCollector, is_out_of_scope
-from evaluators.model import Dataset, Question, SourceFormat
+from evaluators.formats.question_fields import is_out_of_scope
+from evaluators.model import Dataset, Question, QuestionText, SourceFormat
 
 _KEYS = frozenset(
     {"_id", "corrected_question", "intermediary_question", "sparql_query", "sparql_template_id"}
@@ -46,7 +46,6 @@ def parse(doc: object, diag: Diagnostics) -> Dataset:
         obj = expect_object(entry, where, diag)
         check_keys(obj, _KEYS, "LC-QuAD entry", where, diag)
         qid = identifier(required(obj, "_id", where, diag), where + "._id", diag)
-        texts = TextCollector(diag, qid)
         corrected = stripped(opt_str(obj, "corrected_question", where, diag))
         intermediary = stripped(opt_str(obj, "intermediary_question", where, diag))
         if corrected is None and intermediary is not None:
@@ -56,12 +55,13 @@ def parse(doc: object, diag: Diagnostics) -> Dataset:
                 key=("intermediary",),
             )
         text = corrected or intermediary
-        if text is not None:
-            texts.add_text("en", text)
         sparql = stripped(opt_str(obj, "sparql_query", where, diag))
         questions.append(
             Question(
-                id=qid, texts=texts.build(), sparql=sparql, out_of_scope=is_out_of_scope(sparql)
+                id=qid,
+                texts=(QuestionText("en", text),) if text else (),
+                sparql=sparql,
+                out_of_scope=is_out_of_scope(sparql),
             )
         )
     result = tuple(questions)

@@ -88,6 +88,8 @@ def _check_attributes(
 
 
 def _text(element: Element) -> str:
+    if len(element) == 0:  # the common case: no child elements
+        return element.text or ""
     return "".join(element.itertext())
 
 

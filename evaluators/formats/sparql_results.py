@@ -8,6 +8,8 @@ a JSON string holding it, and QALD-5's flat ``[{"string": value}]`` lists.
 
 from __future__ import annotations
 
+from pyoxigraph import Literal
+
 from evaluators.formats.diagnostics import Diagnostics, quote
 from evaluators.formats.jsonfield import (
     check_keys,
@@ -122,11 +124,23 @@ def _read_bindings(
     check_keys(results, _RESULTS_KEYS, "answer results", path, diag)
     bindings_path = child(path, "bindings")
     for i, binding in enumerate(expect_list(results.get("bindings", []), bindings_path, diag)):
-        where = item(bindings_path, i)
-        row = expect_object(binding, where, diag)
-        for var, term in row.items():
+        if not isinstance(binding, dict):
+            raise diag.error(
+                f"expected an object, found {describe(binding)}", path=item(bindings_path, i)
+            )
+        for var, term in binding.items():
             builder.add_variable(var)
-            found = _term(term, child(where, var), diag, question_id)
+            # Fast path for the common two-key terms; paths are built only when needed.
+            if isinstance(term, dict) and len(term) == 2:
+                lexical, kind = term.get("value"), term.get("type")
+                if isinstance(lexical, str):
+                    if kind == "uri":
+                        builder.add(iri_value(lexical, diag, question_id))
+                        continue
+                    if kind == "literal":
+                        builder.add(Literal(lexical))
+                        continue
+            found = _term(term, child(item(bindings_path, i), var), diag, question_id)
             if found is not None:
                 builder.add(found)
 

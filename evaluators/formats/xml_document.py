@@ -54,7 +54,7 @@ def local_name(tag: str) -> str:
     >>> local_name("{http://example.org/}dataset")
     'dataset'
     """
-    return tag.rsplit("}", 1)[-1]
+    return tag.rsplit("}", 1)[-1] if tag.startswith("{") else tag
 
 
 def decode_xml(data: bytes, source: str) -> str:
