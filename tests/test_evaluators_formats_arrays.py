@@ -13,9 +13,9 @@ from evaluators.model import AnswerSet, Dataset, QuestionText, SourceFormat
 
 
 def test_nlq_entries_with_one_id_merge_into_one_question(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
-    dataset = parse_fixture("nlq-edge.json")
+    dataset = formats_parse("nlq-edge.json")
     assert dataset.format is SourceFormat.NLQ
     assert [q.id for q in dataset.questions] == ["1", "2", "3"]
     first = dataset.questions[0]
@@ -26,9 +26,9 @@ def test_nlq_entries_with_one_id_merge_into_one_question(
 
 
 def test_nlq_empty_answer_out_of_scope_and_non_english_only(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
-    by_id = parse_fixture("nlq-edge.json").by_id()
+    by_id = formats_parse("nlq-edge.json").by_id()
     assert by_id["2"].answers == (AnswerSet(),)
     assert by_id["2"].out_of_scope
     assert by_id["3"].answers == (AnswerSet((Literal("셋"),)),)
@@ -36,17 +36,17 @@ def test_nlq_empty_answer_out_of_scope_and_non_english_only(
 
 
 def test_nlq_blank_ids_are_skipped_and_unknown_keys_warned(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
-    messages = [w.message for w in parse_fixture("nlq-edge.json").warnings]
+    messages = [w.message for w in formats_parse("nlq-edge.json").warnings]
     assert "skipped entries with a blank id (first at $[3])" in messages
     assert any("'level'" in m and "$[4].level" in m for m in messages)
 
 
 def test_lcquad_questions_and_sparql_without_answers(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
-    dataset = parse_fixture("lcquad-edge.json")
+    dataset = formats_parse("lcquad-edge.json")
     assert dataset.format is SourceFormat.LCQUAD
     first, second = dataset.questions
     assert first.id == "1701"

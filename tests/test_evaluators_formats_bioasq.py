@@ -25,9 +25,9 @@ def gold(question: dict[str, object]) -> BioasqGold:
 
 
 def test_a_yesno_question_keeps_every_part_as_written(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
-    dataset = parse_fixture("bioasq-edge.json")
+    dataset = formats_parse("bioasq-edge.json")
     assert dataset.format is SourceFormat.BIOASQ
     y1 = dataset.by_id()["y1"]
     assert y1.texts == (QuestionText("en", "Is aspirin an NSAID?"),)
@@ -74,9 +74,9 @@ def test_exact_answer_shapes(
 
 
 def test_ideal_answer_string_or_list_and_phase_a_responses(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
-    by_id = parse_fixture("bioasq-edge.json").by_id()
+    by_id = formats_parse("bioasq-edge.json").by_id()
     assert by_id["f1"].bioasq and by_id["f1"].bioasq.ideal_answers == ("IL-6.",)
     phase_a = by_id["a1"]
     assert phase_a.texts == ()

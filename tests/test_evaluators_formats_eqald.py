@@ -15,8 +15,8 @@ from vocab.standard import XSD
 
 
 @pytest.fixture
-def edge(parse_fixture: Callable[[str], Dataset]) -> Dataset:
-    return parse_fixture("eqald-edge.json")
+def edge(formats_parse: Callable[[str], Dataset]) -> Dataset:
+    return formats_parse("eqald-edge.json")
 
 
 def eqald(question: dict[str, object]) -> bytes:

@@ -15,8 +15,8 @@ from vocab.standard import XSD
 
 
 @pytest.fixture
-def edge(parse_fixture: Callable[[str], Dataset]) -> Dataset:
-    return parse_fixture("qald-edge.json")
+def edge(formats_parse: Callable[[str], Dataset]) -> Dataset:
+    return formats_parse("qald-edge.json")
 
 
 def test_header_and_question_fields_are_read(edge: Dataset) -> None:
@@ -79,8 +79,8 @@ def test_unknown_fields_warn_once_per_distinct_key(edge: Dataset) -> None:
     assert not any("'link'" in m or "'distinct'" in m or "'ordered'" in m for m in messages)
 
 
-def test_qald5_flat_answers_and_body_texts(parse_fixture: Callable[[str], Dataset]) -> None:
-    dataset = parse_fixture("qald5-flat.json")
+def test_qald5_flat_answers_and_body_texts(formats_parse: Callable[[str], Dataset]) -> None:
+    dataset = formats_parse("qald5-flat.json")
     assert dataset.format is SourceFormat.QALD_JSON
     moons, is_moon, count = dataset.questions
     assert moons.texts == (QuestionText("en", "Give me all moons of Mars.", ("moons", "Mars")),)

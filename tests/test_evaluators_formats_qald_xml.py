@@ -14,8 +14,8 @@ from vocab.standard import XSD
 
 
 @pytest.fixture
-def edge(parse_fixture: Callable[[str], Dataset]) -> Dataset:
-    return parse_fixture("qald-edge.xml")
+def edge(formats_parse: Callable[[str], Dataset]) -> Dataset:
+    return formats_parse("qald-edge.xml")
 
 
 def test_dataset_attributes_and_question_count(edge: Dataset) -> None:
@@ -102,10 +102,10 @@ def test_unknown_attributes_warn_once_per_name(edge: Dataset) -> None:
 
 @pytest.mark.parametrize("name", ["entity-bomb.xml", "external-entity.xml"])
 def test_doctype_is_refused_before_parsing(
-    name: str, parse_fixture: Callable[[str], Dataset]
+    name: str, formats_parse: Callable[[str], Dataset]
 ) -> None:
     with pytest.raises(DatasetFormatError, match="DOCTYPE declaration, which is refused") as e:
-        parse_fixture(name)
+        formats_parse(name)
     assert e.value.source == name
     assert e.value.line == 2
 
@@ -117,9 +117,9 @@ def test_doctype_is_refused_when_parsing_is_forced() -> None:
 
 
 def test_unclosed_answers_is_repaired_with_a_warning(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
-    dataset = parse_fixture("unclosed-answers.xml")
+    dataset = formats_parse("unclosed-answers.xml")
     assert [q.answers for q in dataset.questions] == [
         (AnswerSet((NamedNode("http://ex.org/A"),)),),
         (AnswerSet((NamedNode("http://ex.org/B"),)),),
@@ -141,10 +141,10 @@ def test_malformed_xml_names_file_and_position(
     line: int,
     column: int | None,
     text: str,
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
     with pytest.raises(DatasetFormatError) as caught:
-        parse_fixture(name)
+        formats_parse(name)
     assert (caught.value.line, caught.value.column) == (line, column)
     assert text in str(caught.value) and str(caught.value).startswith(name)
 
@@ -158,17 +158,17 @@ def test_question_without_id_names_its_line() -> None:
 
 @pytest.mark.parametrize("name", ["latin1-declared.xml", "utf16-bom.xml"])
 def test_declared_and_marked_encodings_are_honoured(
-    name: str, parse_fixture: Callable[[str], Dataset]
+    name: str, formats_parse: Callable[[str], Dataset]
 ) -> None:
-    (q,) = parse_fixture(name).questions
+    (q,) = formats_parse(name).questions
     assert q.text("de") == "Wo liegt Köln?"
 
 
 def test_undeclared_latin1_is_refused_with_the_byte_position(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
     with pytest.raises(DatasetFormatError, match=r"invalid utf-8 byte\(s\) f6") as caught:
-        parse_fixture("latin1-undeclared.xml")
+        formats_parse("latin1-undeclared.xml")
     assert (caught.value.line, caught.value.column) == (2, 63)
 
 

@@ -13,16 +13,16 @@ from evaluators.model import Dataset
 
 
 @pytest.mark.parametrize("name", ["utf8-bom.json", "utf16-bom.json"])
-def test_byte_order_marks_are_accepted(name: str, parse_fixture: Callable[[str], Dataset]) -> None:
-    (q,) = parse_fixture(name).questions
+def test_byte_order_marks_are_accepted(name: str, formats_parse: Callable[[str], Dataset]) -> None:
+    (q,) = formats_parse(name).questions
     assert q.text("de") == "Wo liegt Köln?"
 
 
 def test_latin1_json_is_refused_with_the_byte_position(
-    parse_fixture: Callable[[str], Dataset],
+    formats_parse: Callable[[str], Dataset],
 ) -> None:
     with pytest.raises(DatasetFormatError) as caught:
-        parse_fixture("latin1.json")
+        formats_parse("latin1.json")
     assert (caught.value.line, caught.value.column) == (1, 81)
     assert "invalid utf-8 byte(s) f6" in str(caught.value)
     assert "re-save the file as UTF-8" in str(caught.value)
@@ -34,9 +34,9 @@ def test_utf16_without_a_mark_gets_a_hint() -> None:
         parse_bytes(data + b"\x00\xd8", source="u.json")
 
 
-def test_truncated_json_names_the_end(parse_fixture: Callable[[str], Dataset]) -> None:
+def test_truncated_json_names_the_end(formats_parse: Callable[[str], Dataset]) -> None:
     with pytest.raises(DatasetFormatError) as caught:
-        parse_fixture("truncated.json")
+        formats_parse("truncated.json")
     assert caught.value.source == "truncated.json"
     assert caught.value.line == 1
     assert "Unterminated string" in str(caught.value)

@@ -27,7 +27,7 @@ def formats_data() -> Path:
 
 
 @pytest.fixture
-def parse_fixture(formats_data: Path) -> Callable[[str], Dataset]:
+def formats_parse(formats_data: Path) -> Callable[[str], Dataset]:
     """Return a function parsing one fixture file by name (format detected)."""
 
     def parse(name: str) -> Dataset:
