@@ -70,12 +70,12 @@ def yesno_label(answer: str | None) -> str:
 
 
 def yesno_correct(gold: str | None, system: str | None) -> bool:
-    """Return whether a system yes/no answer is right (a missing or empty answer never is).
+    """Return whether a system yes/no answer has the gold answer's label (a missing one never has).
 
-    >>> yesno_correct("no", "Not known"), yesno_correct("yes", ""), yesno_correct("yes", "none")
+    >>> yesno_correct("no", "Not known"), yesno_correct("yes", ""), yesno_correct("yes", None)
     (True, False, False)
     """
-    if not system or gold is None:
+    if system is None or gold is None:
         return False
     return yesno_label(gold) == yesno_label(system)
 
