@@ -135,18 +135,20 @@ def _answer_findings(q: Question) -> list[Finding]:
         return [Finding("no-gold-answers", "warning", "the file gives no gold answers", q.id)]
     if all(a.is_empty for a in q.answers) and not q.out_of_scope:
         out.append(Finding("empty-gold-answer", "warning", "the gold answer is empty", q.id))
-    if q.answer_type is None:
-        if q.answer_type_label:
-            out.append(
-                Finding(
-                    "unknown-answer-type",
-                    "warning",
-                    f"answertype {q.answer_type_label!r} is not one of resource, "
-                    "string, number, date, boolean",
-                    q.id,
-                )
+    label = (q.answer_type_label or "").strip()
+    if label and label.lower() not in {t.value for t in AnswerType}:
+        read_as = f"read as {q.answer_type.value}" if q.answer_type else "ignored"
+        out.append(
+            Finding(
+                "unknown-answer-type",
+                "warning",
+                f"answertype {label!r} is not one of resource, string, number, date, boolean "
+                f"({read_as}; GERBIL ignores it)",
+                q.id,
             )
-        else:
+        )
+    if q.answer_type is None:
+        if not label:
             out.append(Finding("missing-answer-type", "info", "no answertype", q.id))
         return out
     mismatch = _type_mismatch(q)

@@ -7,6 +7,7 @@ the quads of a version graph. Nothing here touches the store, the clock or the n
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -157,8 +158,13 @@ def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
         prefix = f"question {warning.question_id}: " if warning.question_id else ""
         cat(ver, QAB.warning, Literal(prefix + warning.message))
 
+    seen: Counter[str] = Counter()
     for position, question in enumerate(dataset.questions):
-        qiri = iris.question_iri(base, meta.name, meta.version, question.id)
+        # A duplicated id (it happens in published files) must not merge two questions: later
+        # occurrences get "~2", "~3", ... in their IRI; qab:questionId keeps the id as written.
+        seen[question.id] += 1
+        local = question.id if seen[question.id] == 1 else f"{question.id}~{seen[question.id]}"
+        qiri = iris.question_iri(base, meta.name, meta.version, local)
         out.append(Quad(ver, QAB.question, qiri, graph))
         out.extend(Quad(s, p, o, graph) for s, p, o in question_triples(qiri, question, position))
     return out
@@ -236,6 +242,8 @@ def answer_set_triples(
         (node, QAB.position, _int(position)),
     ]
     t.extend((node, QAB.answer, value) for value in answer.values)
+    if answer.values:
+        t.append((node, QAB.answerJson, Literal(values_json(answer.values), datatype=RDF.JSON)))
     if answer.boolean is not None:
         t.append((node, QAB.booleanAnswer, _bool(answer.boolean)))
     t.extend((node, QAB.answerVariable, Literal(v)) for v in answer.variables)
@@ -340,7 +348,9 @@ def _ranked(
 def questions_from_quads(quads: Iterable[Quad]) -> tuple[Question, ...]:
     """Rebuild the questions of a dataset version from the quads of its graph.
 
-    Answer values come back as a set in a stable order (RDF does not keep their file order).
+    Answer values come back exactly as the source wrote them, in file order, from the
+    ``qab:answerJson`` copy: Oxigraph stores typed literals in canonical form (``xsd:int`` becomes
+    ``xsd:integer``, ``1.50`` becomes ``1.5``), so ``qab:answer`` alone would lose details.
     """
     subjects = _group(quads)
     questions: list[tuple[int, Question]] = []
@@ -401,8 +411,48 @@ def _question(subjects: dict[NamedNode, _Props], props: _Props) -> Question:
     )
 
 
+def values_json(values: Iterable[AnswerValue]) -> str:
+    """Return answer values as a compact JSON array that keeps every lexical detail.
+
+    >>> values_json([NamedNode("http://e/a"), Literal("1.50", datatype=XSD.decimal)])
+    '[["u","http://e/a"],["t","1.50","http://www.w3.org/2001/XMLSchema#decimal"]]'
+    """
+    items: list[list[str]] = []
+    for v in values:
+        if isinstance(v, NamedNode):
+            items.append(["u", v.value])
+        elif v.language:
+            items.append(["l", v.value, v.language])
+        elif v.datatype == XSD.string:
+            items.append(["s", v.value])
+        else:
+            items.append(["t", v.value, v.datatype.value])
+    return json.dumps(items, ensure_ascii=False, separators=(",", ":"))
+
+
+def values_from_json(text: str) -> tuple[AnswerValue, ...]:
+    """Decode ``values_json`` output (the inverse, exactly)."""
+    values: list[AnswerValue] = []
+    for item in json.loads(text):
+        kind, value = item[0], item[1]
+        if kind == "u":
+            values.append(NamedNode(value))
+        elif kind == "l":
+            values.append(Literal(value, language=item[2]))
+        elif kind == "t":
+            values.append(Literal(value, datatype=NamedNode(item[2])))
+        else:
+            values.append(Literal(value))
+    return tuple(values)
+
+
 def _answer_set(props: _Props) -> AnswerSet:
-    values: list[AnswerValue] = sorted(props.get(QAB.answer, []), key=str)
+    exact = _str(props, QAB.answerJson)
+    values: list[AnswerValue] | tuple[AnswerValue, ...]
+    if exact is not None:
+        values = values_from_json(exact)
+    else:
+        values = sorted(props.get(QAB.answer, []), key=str)
     return AnswerSet(
         values=tuple(values),
         boolean=_flag(props, QAB.booleanAnswer),

@@ -6,7 +6,7 @@ from vocab.namespaces import Namespace
 
 RDF = Namespace(
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    ["type", "Property", "langString", "first", "rest", "nil", "value"],
+    ["type", "Property", "langString", "first", "rest", "nil", "value", "JSON"],
 )
 RDFS = Namespace(
     "http://www.w3.org/2000/01/rdf-schema#",

@@ -1,22 +1,243 @@
-"""``qabench datasets ...``: load, list, fetch and check benchmark datasets."""
+"""``qabench datasets ...``: load, list, show, fetch, check and refresh benchmark datasets."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
 
+from evaluators import catalog, library
+from evaluators.checks import CheckReport, check_dataset
+from evaluators.formats import parse_file
+from evaluators.model import SourceFormat
 from server.context import Context
+
+FORMATS = [f.value for f in SourceFormat]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the datasets command group."""
     ds = sub.add_parser("datasets", help="load, list, fetch and check benchmark datasets")
-    ds_sub = ds.add_subparsers(dest="datasets_command", metavar="ACTION")
-    ds_sub.required = True
-    lst = ds_sub.add_parser("list", help="list loaded datasets")
+    act = ds.add_subparsers(dest="datasets_command", metavar="ACTION")
+    act.required = True
+
+    load = act.add_parser("load", help="load a benchmark file as a new dataset version")
+    load.add_argument("path", type=Path)
+    load.add_argument("--name", help="dataset name (default: from the file name)")
+    load.add_argument("--format", choices=FORMATS, help="force a format instead of detecting it")
+    load.add_argument(
+        "--kb", help="knowledge base the gold answers refer to (e.g. dbpedia-2016-10)"
+    )
+    load.add_argument("--title", help="human-readable title")
+    load.add_argument("--json", action="store_true", help="print one JSON object")
+    load.set_defaults(func=run_load)
+
+    lst = act.add_parser("list", help="list loaded dataset versions")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=run_list)
 
+    show = act.add_parser("show", help="show one dataset's versions and metadata")
+    show.add_argument("name", help="NAME, NAME@N or a version IRI")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=run_show)
+
+    cat = act.add_parser("catalog", help="list the built-in catalog of well-known datasets")
+    cat.add_argument("--json", action="store_true")
+    cat.set_defaults(func=run_catalog)
+
+    fetch = act.add_parser("fetch", help="download a catalog dataset, verify and load it")
+    fetch.add_argument("names", nargs="+", metavar="NAME")
+    fetch.add_argument("--no-verify", action="store_true", help="load even if the checksum differs")
+    fetch.add_argument("--mirror", help="base URL or directory (overrides datasets.mirror)")
+    fetch.add_argument("--json", action="store_true")
+    fetch.set_defaults(func=run_fetch)
+
+    check = act.add_parser("check", help="check a dataset (stored by NAME, or a file by PATH)")
+    check.add_argument("target", help="NAME[@N] of a loaded dataset, or a file path")
+    check.add_argument("--format", choices=FORMATS, help="force a format (for a PATH)")
+    check.add_argument(
+        "--fail-on",
+        choices=["error", "warning"],
+        help="exit with status 1 when findings of this severity (or worse) exist",
+    )
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(func=run_check)
+
+
+def _info_json(info: library.VersionInfo) -> dict[str, Any]:
+    doc = asdict(info)
+    doc["id"] = f"{info.name}/v{info.version}"
+    doc["languages"] = list(info.languages)
+    return doc
+
+
+def run_load(ctx: Context, args: argparse.Namespace) -> int:
+    """Load one file."""
+    outcome = library.load_dataset(
+        ctx.store,
+        ctx.config.base_iri,
+        args.path,
+        name=args.name,
+        format=SourceFormat(args.format) if args.format else None,
+        knowledge_base=args.kb,
+        title=args.title,
+        max_bytes=ctx.config.datasets.max_file_bytes,
+    )
+    _report_load(ctx, outcome, args.json)
+    return 0
+
+
+def _report_load(ctx: Context, outcome: library.LoadOutcome, as_json: bool) -> None:
+    info = outcome.info
+    if as_json:
+        doc = _info_json(info)
+        doc.update(created=outcome.created, warnings=list(outcome.warnings))
+        ctx.emit_json(doc)
+        return
+    if outcome.created:
+        print(f"{info.name}/v{info.version}\t{info.questions} questions\t{info.iri}")
+    else:
+        print(
+            f"{info.name}/v{info.version}\t{info.questions} questions\t(unchanged: identical "
+            f"to version {info.version}, nothing loaded)"
+        )
+    for warning in outcome.warnings[:20]:
+        print(f"warning: {warning}", file=sys.stderr)
+    if len(outcome.warnings) > 20:
+        print(f"warning: … and {len(outcome.warnings) - 20} more", file=sys.stderr)
+
 
 def run_list(ctx: Context, args: argparse.Namespace) -> int:
-    """List datasets (filled in by the foundation issue)."""
+    """List stored versions."""
+    versions = library.list_versions(ctx.store, ctx.config.base_iri)
+    if args.json:
+        ctx.emit_json([_info_json(v) for v in versions])
+        return 0
+    if not versions:
+        print(
+            "no datasets loaded; try `qabench datasets load PATH` or `qabench datasets fetch NAME`"
+        )
+        return 0
+    print(f"{'DATASET':40} {'QUESTIONS':>9}  {'FORMAT':9} {'LANGUAGES':24} LOADED")
+    for v in versions:
+        langs = ",".join(v.languages)
+        print(
+            f"{v.name + '/v' + str(v.version):40} {v.questions:>9}  {v.format:9} "
+            f"{langs[:24]:24} {v.loaded_at}"
+        )
     return 0
+
+
+def run_show(ctx: Context, args: argparse.Namespace) -> int:
+    """Show one dataset."""
+    info = library.resolve_version(ctx.store, ctx.config.base_iri, args.name)
+    versions = library.list_versions(ctx.store, ctx.config.base_iri, info.name)
+    if args.json:
+        ctx.emit_json({"name": info.name, "versions": [_info_json(v) for v in versions]})
+        return 0
+    for v in versions:
+        print(f"{v.name}/v{v.version}  {v.title}")
+        for key in (
+            "iri",
+            "questions",
+            "format",
+            "sha256",
+            "byte_size",
+            "source",
+            "knowledge_base",
+            "loaded_at",
+        ):
+            print(f"  {key:15} {getattr(v, key)}")
+        print(f"  {'languages':15} {', '.join(v.languages)}")
+    return 0
+
+
+def run_catalog(ctx: Context, args: argparse.Namespace) -> int:
+    """Print the built-in catalog."""
+    entries = list(catalog.catalog().values())
+    if args.json:
+        ctx.emit_json([{**asdict(e), "format": e.format.value} for e in entries])
+        return 0
+    for e in entries:
+        print(f"{e.name:36} {e.format.value:9} {e.split:5} {e.kb:24} {e.title}")
+    return 0
+
+
+def run_fetch(ctx: Context, args: argparse.Namespace) -> int:
+    """Download, verify and load catalog datasets."""
+    mirror = args.mirror if args.mirror is not None else ctx.config.datasets.mirror
+    results = []
+    for name in args.names:
+        outcome = catalog.fetch(
+            ctx.store,
+            ctx.config.base_iri,
+            name,
+            mirror=mirror,
+            verify=not args.no_verify,
+            timeout=ctx.config.datasets.download_timeout_seconds,
+            max_bytes=ctx.config.datasets.max_file_bytes,
+        )
+        if args.json:
+            doc = _info_json(outcome.info)
+            doc["created"] = outcome.created
+            results.append(doc)
+        else:
+            _report_load(ctx, outcome, False)
+    if args.json:
+        ctx.emit_json(results[0] if len(results) == 1 else results)
+    return 0
+
+
+def run_check(ctx: Context, args: argparse.Namespace) -> int:
+    """Check a stored dataset (report stored as RDF) or a file (report printed only)."""
+    path = Path(args.target)
+    if path.is_file():
+        dataset = parse_file(
+            path,
+            format=SourceFormat(args.format) if args.format else None,
+            max_bytes=ctx.config.datasets.max_file_bytes,
+        )
+        report = check_dataset(dataset, library.sparql_syntax_problem)
+        label, stored = str(path), False
+    else:
+        info = library.resolve_version(ctx.store, ctx.config.base_iri, args.target)
+        report = library.check_version(ctx.store, ctx.config.base_iri, info)
+        label, stored = f"{info.name}/v{info.version}", True
+    if args.json:
+        ctx.emit_json(
+            {
+                "dataset": label,
+                "stored": stored,
+                "questions": report.questions,
+                "errors": report.count("error"),
+                "warnings": report.count("warning"),
+                "by_code": report.by_code(),
+                "findings": [asdict(f) for f in report.findings],
+            }
+        )
+    else:
+        _print_report(label, report, stored)
+    if args.fail_on == "error" and report.count("error"):
+        return 1
+    if args.fail_on == "warning" and (report.count("error") or report.count("warning")):
+        return 1
+    return 0
+
+
+def _print_report(label: str, report: CheckReport, stored: bool) -> None:
+    print(
+        f"{label}: {report.questions} questions, {report.count('error')} errors, "
+        f"{report.count('warning')} warnings, {report.count('info')} notes"
+    )
+    for code, n in report.by_code().items():
+        print(f"  {n:5} x {code}")
+    for f in report.findings:
+        if f.severity == "info":
+            continue
+        where = f"question {f.question_id}" if f.question_id else "dataset"
+        pos = f" (line {f.line}, column {f.column})" if f.line else ""
+        print(f"{f.severity:7} {f.code:22} {where}: {f.message}{pos}")
+    if stored:
+        print("(report stored in the dataset version's check graph)")

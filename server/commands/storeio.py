@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _dataset_format(path: Path) -> RdfFormat:
     ser = rdf_serialization(path.suffix or "nq")
     if not ser.is_dataset:
-        raise CliError(f"{path}: export/import need a quad format (.nq or .trig), not .{ser.extension}")
+        raise CliError(
+            f"{path}: export/import need a quad format (.nq or .trig), not .{ser.extension}"
+        )
     return ser.rdf_format
 
 

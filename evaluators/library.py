@@ -1,0 +1,345 @@
+"""The dataset library: load benchmark files into the store as versions, list and read them.
+
+This module performs effects (store reads and writes); parsing and the RDF mapping it uses are
+pure (``evaluators.formats``, ``evaluators.dataset_rdf``). A load writes every quad of one
+version (catalog metadata and questions) in a single transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyoxigraph import NamedNode
+
+from evaluators import dataset_rdf
+from evaluators.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
+from evaluators.errors import UnknownDatasetError
+from evaluators.formats import parse_bytes, parse_file
+from evaluators.model import Dataset, SourceFormat
+from store import graphs, queries
+from store.errors import QuerySyntaxError
+from store.triplestore import TripleStore
+from vocab import iris
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """One stored dataset version."""
+
+    name: str
+    version: int
+    iri: str
+    title: str
+    questions: int
+    sha256: str
+    byte_size: int
+    format: str
+    source: str
+    languages: tuple[str, ...]
+    knowledge_base: str | None
+    loaded_at: str
+    graph: str
+    catalog_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadOutcome:
+    """What a load did: ``created`` is False when an identical file was already loaded."""
+
+    info: VersionInfo
+    created: bool
+    warnings: tuple[str, ...] = ()
+
+
+def default_name(source: str) -> str:
+    """Return the dataset name derived from a file name or URL.
+
+    >>> default_name("/x/qald-9-test-multilingual.json")
+    'qald-9-test-multilingual'
+    """
+    stem = source.rstrip("/").rsplit("/", 1)[-1]
+    if "." in stem:
+        stem = stem.rsplit(".", 1)[0]
+    return iris.slug(stem)
+
+
+def load_dataset(
+    store: TripleStore,
+    base: str,
+    path: Path,
+    *,
+    name: str | None = None,
+    format: SourceFormat | None = None,
+    knowledge_base: str | None = None,
+    title: str | None = None,
+    max_bytes: int = 200_000_000,
+    source: str | None = None,
+    catalog_name: str | None = None,
+    split: str | None = None,
+) -> LoadOutcome:
+    """Parse ``path`` and store it as a new version of dataset ``name``.
+
+    Loading a file whose SHA-256 equals a stored version of the same dataset writes nothing.
+
+    Args:
+        store: the store to write to.
+        base: the base IRI.
+        path: the benchmark file.
+        name: dataset name (default: derived from the file name).
+        format: force a parser instead of auto-detection.
+        knowledge_base: the KB the dataset targets (e.g. ``dbpedia-2016-10``).
+        title: a human title (default: the name).
+        max_bytes: refuse larger files before reading them.
+        source: what to record as the source (default: the path); URLs for fetched files.
+        catalog_name: the catalog entry this file came from.
+        split: ``train`` or ``test``.
+
+    Returns:
+        The stored (or already present) version.
+
+    Raises:
+        DatasetFormatError: if the file cannot be parsed; the store is unchanged.
+        StoreError: if the write fails; the store is unchanged.
+    """
+    dataset = parse_file(path, format=format, max_bytes=max_bytes)
+    data = path.read_bytes()
+    return store_dataset(
+        store,
+        base,
+        dataset,
+        data,
+        name=name or default_name(str(path)),
+        source=source or str(path.resolve()),
+        knowledge_base=knowledge_base,
+        title=title,
+        catalog_name=catalog_name,
+        split=split,
+    )
+
+
+def load_dataset_bytes(
+    store: TripleStore,
+    base: str,
+    data: bytes,
+    *,
+    source: str,
+    name: str | None = None,
+    format: SourceFormat | None = None,
+    knowledge_base: str | None = None,
+    title: str | None = None,
+    catalog_name: str | None = None,
+    split: str | None = None,
+) -> LoadOutcome:
+    """Parse bytes (an upload or a download) and store them like ``load_dataset``.
+
+    Raises:
+        DatasetFormatError: if the data cannot be parsed; the store is unchanged.
+    """
+    dataset = parse_bytes(data, source=source, format=format)
+    return store_dataset(
+        store,
+        base,
+        dataset,
+        data,
+        name=name or default_name(source),
+        source=source,
+        knowledge_base=knowledge_base,
+        title=title,
+        catalog_name=catalog_name,
+        split=split,
+    )
+
+
+def store_dataset(
+    store: TripleStore,
+    base: str,
+    dataset: Dataset,
+    data: bytes,
+    *,
+    name: str,
+    source: str,
+    knowledge_base: str | None = None,
+    title: str | None = None,
+    catalog_name: str | None = None,
+    split: str | None = None,
+) -> LoadOutcome:
+    """Store an already parsed dataset as a new version (or recognise an identical one)."""
+    name = iris.slug(name)
+    digest = hashlib.sha256(data).hexdigest()
+    existing = list_versions(store, base, name)
+    for info in existing:
+        if info.sha256 == digest:
+            return LoadOutcome(info, created=False)
+    number = max((v.version for v in existing), default=0) + 1
+    meta = dataset_rdf.VersionMeta(
+        name=name,
+        version=number,
+        title=title or (existing[-1].title if existing else name),
+        sha256=digest,
+        byte_size=len(data),
+        source=source,
+        loaded_at=datetime.now(UTC).replace(microsecond=0),
+        knowledge_base=knowledge_base,
+        split=split,
+        catalog_name=catalog_name,
+        previous_version=existing[-1].version if existing else None,
+    )
+    store.add(dataset_rdf.version_quads(base, dataset, meta))
+    warnings = tuple(
+        (f"question {w.question_id}: " if w.question_id else "") + w.message
+        for w in dataset.warnings
+    )
+    return LoadOutcome(version_info(store, base, name, number), created=True, warnings=warnings)
+
+
+def list_versions(store: TripleStore, base: str, name: str | None = None) -> list[VersionInfo]:
+    """Return stored dataset versions (all, or those of ``name``), ordered by name and number."""
+    rows = store.select(queries.load("dataset_versions"))
+    result = []
+    for row in rows:
+        if name is not None and row["name"].value != name:
+            continue
+        result.append(
+            VersionInfo(
+                name=row["name"].value,
+                version=int(row["number"].value),
+                iri=row["version"].value,
+                title=row["title"].value,
+                questions=int(row["count"].value),
+                sha256=row["sha256"].value,
+                byte_size=int(row["size"].value),
+                format=row["format"].value,
+                source=(row.get("source") or row.get("path") or row["name"]).value,
+                languages=tuple(sorted(row["languages"].value.split())),
+                knowledge_base=row["kb"].value if "kb" in row else None,
+                loaded_at=row["loaded"].value,
+                graph=row["graph"].value,
+                catalog_name=row["catalog"].value if "catalog" in row else None,
+            )
+        )
+    return result
+
+
+def version_info(store: TripleStore, base: str, name: str, number: int) -> VersionInfo:
+    """Return one stored version.
+
+    Raises:
+        UnknownDatasetError: if it does not exist.
+    """
+    for info in list_versions(store, base, name):
+        if info.version == number:
+            return info
+    raise UnknownDatasetError(f"Dataset {name!r} has no version {number}")
+
+
+def resolve_version(store: TripleStore, base: str, ref: str) -> VersionInfo:
+    """Find a version by ``name`` (latest), ``name@N``, ``name/vN`` or its IRI.
+
+    Raises:
+        UnknownDatasetError: if nothing matches; the message lists what is loaded.
+    """
+    versions = list_versions(store, base)
+    for info in versions:
+        if ref in (info.iri, f"{info.name}@{info.version}", f"{info.name}/v{info.version}"):
+            return info
+    matching = [v for v in versions if v.name in (ref, iris.slug(ref))]
+    if matching:
+        return matching[-1]
+    names = sorted({v.name for v in versions})
+    known = ", ".join(names) if names else "none; load one with `qabench datasets load PATH`"
+    raise UnknownDatasetError(f"No dataset {ref!r} in the store; loaded datasets: {known}")
+
+
+def read_dataset(store: TripleStore, info: VersionInfo) -> Dataset:
+    """Read the questions of a stored version back into a ``Dataset``."""
+    quads = store.quads(graph=NamedNode(info.graph))
+    questions = dataset_rdf.questions_from_quads(quads)
+    return Dataset(format=SourceFormat(info.format), questions=questions)
+
+
+# DBpedia's public endpoint predefines these prefixes, and many QALD queries rely on that.
+DBPEDIA_PREFIXES = {
+    "dbo": "http://dbpedia.org/ontology/",
+    "dbr": "http://dbpedia.org/resource/",
+    "res": "http://dbpedia.org/resource/",
+    "dbp": "http://dbpedia.org/property/",
+    "dbpedia2": "http://dbpedia.org/property/",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "foaf": "http://xmlns.com/foaf/0.1/",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "dct": "http://purl.org/dc/terms/",
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "yago": "http://dbpedia.org/class/yago/",
+    "geo": "http://www.w3.org/2003/01/geo/wgs84_pos#",
+    "wd": "http://www.wikidata.org/entity/",
+    "wdt": "http://www.wikidata.org/prop/direct/",
+    "p": "http://www.wikidata.org/prop/",
+    "ps": "http://www.wikidata.org/prop/statement/",
+    "pq": "http://www.wikidata.org/prop/qualifier/",
+    "bd": "http://www.bigdata.com/rdf#",
+    "wikibase": "http://wikiba.se/ontology#",
+    "schema": "http://schema.org/",
+}
+
+
+def sparql_syntax_problem(query: str) -> SyntaxProblem | None:
+    """Return what Oxigraph's SPARQL parser says about ``query`` (``None`` if it parses).
+
+    The query is parsed against an empty in-memory store and never evaluated remotely:
+    queries that mention SERVICE are only parsed by rdflib.
+    """
+    if "SERVICE" in query.upper():
+        return _rdflib_problem(query)
+    try:
+        _parse_only(query, None)
+        return None
+    except QuerySyntaxError as exc:
+        first = str(exc).splitlines()[0].replace("Malformed SPARQL: ", "")
+        try:
+            _parse_only(query, DBPEDIA_PREFIXES)
+        except QuerySyntaxError:
+            if "Prefix not found" in first:
+                first = first.split(": expected")[0] + ": undeclared prefix"
+            return SyntaxProblem(first[:300], exc.line, exc.column)
+        return SyntaxProblem(
+            "uses prefixes it does not declare (DBpedia's and Wikidata's public endpoints "
+            "predefine them, other SPARQL servers do not)",
+            exc.line,
+            exc.column,
+        )
+
+
+def _parse_only(query: str, prefixes: dict[str, str] | None) -> None:
+    # Parsing happens before evaluation; an empty in-memory store makes evaluation trivial.
+    TripleStore.in_memory().query(query, prefixes=prefixes)
+
+
+def _rdflib_problem(query: str) -> SyntaxProblem | None:
+    from pyparsing import ParseException
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    try:
+        parseQuery(query)
+        return None
+    except ParseException as exc:
+        return SyntaxProblem(str(exc)[:300], exc.lineno, exc.col)
+
+
+def check_version(store: TripleStore, base: str, info: VersionInfo) -> CheckReport:
+    """Check a stored dataset version and store the report in its check graph.
+
+    The previous report of the version is replaced in the same transaction.
+    """
+    dataset = read_dataset(store, info)
+    report = check_dataset(dataset, sparql_syntax_problem)
+    graph = graphs.check_graph(base, info.name, info.version)
+    now = datetime.now(UTC).replace(microsecond=0).isoformat()
+    quads = report_quads(report, version=NamedNode(info.iri), graph=graph, checked_at=now)
+    store.replace_graph(graph, quads)
+    return report

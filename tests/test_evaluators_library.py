@@ -1,0 +1,146 @@
+"""Loading datasets into the store: versions, no-op reloads, atomic failures, export/import."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pyoxigraph import NamedNode
+
+from evaluators import library
+from evaluators.errors import DatasetFormatError, UnknownDatasetError
+from evaluators.formats import parse_file
+from server.config import Config
+from store.triplestore import TripleStore
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "server" / "examples"
+BASE = "http://qabench.test"
+
+
+def test_load_records_a_version_with_its_metadata(store: TripleStore) -> None:
+    outcome = library.load_dataset(
+        store, BASE, EXAMPLES / "example-questions.json", knowledge_base="example-kb"
+    )
+    info = outcome.info
+    assert outcome.created
+    assert (info.name, info.version, info.questions) == ("example-questions", 1, 8)
+    assert info.format == "qald-json"
+    assert info.languages == ("de", "en", "es", "fr")
+    assert info.knowledge_base == "example-kb"
+    assert len(info.sha256) == 64
+    assert info.iri == f"{BASE}/dataset/example-questions/v1"
+
+
+def test_loading_the_same_file_again_is_a_no_op(store: TripleStore) -> None:
+    library.load_dataset(store, BASE, EXAMPLES / "example-questions.json")
+    before = store.canonical()
+    again = library.load_dataset(store, BASE, EXAMPLES / "example-questions.json")
+    assert not again.created
+    assert again.info.version == 1
+    assert store.canonical() == before
+
+
+def test_a_changed_file_becomes_a_new_version(store: TripleStore, tmp_path: Path) -> None:
+    library.load_dataset(store, BASE, EXAMPLES / "example-questions.json", name="ex")
+    doc = json.loads((EXAMPLES / "example-questions.json").read_text("utf-8"))
+    doc["questions"] = doc["questions"][:3]
+    changed = tmp_path / "ex.json"
+    changed.write_text(json.dumps(doc), "utf-8")
+    outcome = library.load_dataset(store, BASE, changed, name="ex")
+    assert (outcome.created, outcome.info.version, outcome.info.questions) == (True, 2, 3)
+    assert [v.version for v in library.list_versions(store, BASE, "ex")] == [1, 2]
+    assert library.resolve_version(store, BASE, "ex").version == 2
+    assert library.resolve_version(store, BASE, "ex@1").questions == 8
+    assert store.ask(
+        "ASK { ?v2 <http://www.w3.org/ns/dcat#previousVersion> ?v1 }",
+        v2=NamedNode(outcome.info.iri),
+    )
+
+
+def test_read_back_dataset_matches_the_file(store: TripleStore) -> None:
+    path = EXAMPLES / "example-questions.json"
+    info = library.load_dataset(store, BASE, path).info
+    parsed = parse_file(path)
+    stored = library.read_dataset(store, info)
+    assert [q.id for q in stored.questions] == [q.id for q in parsed.questions]
+    for a, b in zip(parsed.questions, stored.questions, strict=True):
+        assert a.answer_type == b.answer_type
+        assert a.sparql == b.sparql
+        assert [set(s.values) for s in a.answers or ()] == [set(s.values) for s in b.answers or ()]
+        assert [s.boolean for s in a.answers or ()] == [s.boolean for s in b.answers or ()]
+        assert a.text("en") == b.text("en")
+
+
+def test_unknown_dataset_lists_what_is_loaded(store: TripleStore) -> None:
+    library.load_dataset(store, BASE, EXAMPLES / "example-questions.json")
+    with pytest.raises(UnknownDatasetError, match="example-questions"):
+        library.resolve_version(store, BASE, "qald-99")
+
+
+BAD_FILES = {
+    "malformed.json": b'{"questions": [ {"id": "1", ',
+    "truncated.json": (EXAMPLES / "example-questions.json").read_bytes()[:900],
+    "doctype.xml": b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaa">]><dataset>&a;</dataset>',
+    "not-a-dataset.json": b'{"hello": "world"}',
+    "latin1.json": '{"questions": [{"id": "1", "question": [{"language": "de", "string": "Fl\u00fcsse"}]}]}'.encode(
+        "latin-1"
+    ),
+    "wrong-root.xml": b"<html><body>no</body></html>",
+    "empty.json": b"",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_a_failed_load_leaves_the_store_unchanged(
+    store: TripleStore, tmp_path: Path, name: str
+) -> None:
+    library.load_dataset(store, BASE, EXAMPLES / "example-questions.json")
+    before = store.canonical()
+    path = tmp_path / name
+    path.write_bytes(BAD_FILES[name])
+    with pytest.raises(DatasetFormatError) as info:
+        library.load_dataset(store, BASE, path)
+    assert name in str(info.value)
+    assert store.canonical() == before
+
+
+def test_oversized_file_is_refused_before_reading(store: TripleStore) -> None:
+    before = store.canonical()
+    with pytest.raises(DatasetFormatError, match="more than the limit"):
+        library.load_dataset(store, BASE, EXAMPLES / "example-questions.json", max_bytes=100)
+    assert store.canonical() == before
+
+
+def test_export_then_import_gives_an_isomorphic_store(
+    store: TripleStore, config: Config, tmp_path: Path
+) -> None:
+    from server.cli import main
+
+    library.load_dataset(store, BASE, EXAMPLES / "example-questions.json")
+    library.check_version(store, BASE, library.resolve_version(store, BASE, "example-questions"))
+    original = store.canonical()
+    store.close()
+    dump = tmp_path / "all.nq"
+    assert main(["--data-dir", str(config.data_dir), "export", str(dump)]) == 0
+    other = tmp_path / "other"
+    assert main(["--data-dir", str(other), "import", str(dump)]) == 0
+    copy = TripleStore.open(other / "store")
+    try:
+        assert len(copy) == len(original) > 100
+        assert copy.canonical() == original
+    finally:
+        copy.close()
+
+
+def test_check_report_is_stored_and_replaced(store: TripleStore) -> None:
+    info = library.load_dataset(store, BASE, EXAMPLES / "example-questions.json").info
+    report = library.check_version(store, BASE, info)
+    assert report.questions == 8
+    assert report.count("error") == 0
+    library.check_version(store, BASE, info)
+    rows = store.select(
+        "SELECT ?v ?r WHERE { ?v <https://w3id.org/qabench/vocab#checkReport> ?r }",
+        v=NamedNode(info.iri),
+    )
+    assert len(rows) == 1

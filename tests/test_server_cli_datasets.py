@@ -1,0 +1,226 @@
+"""The datasets command line as a user runs it: JSON contracts, errors, isolation, fetch."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "server" / "examples" / "example-questions.json"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_load_prints_id_and_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "--data-dir", str(tmp_path), "datasets", "load", str(EXAMPLE))
+    assert status == 0
+    assert out.startswith("example-questions/v1\t8 questions")
+
+
+def test_load_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys,
+        "--data-dir",
+        str(tmp_path),
+        "datasets",
+        "load",
+        str(EXAMPLE),
+        "--name",
+        "demo",
+        "--json",
+    )
+    doc = json.loads(out)
+    assert status == 0
+    assert doc["id"] == "demo/v1"
+    assert (doc["name"], doc["version"], doc["questions"], doc["created"]) == ("demo", 1, 8, True)
+    status, out, _ = run(
+        capsys,
+        "--data-dir",
+        str(tmp_path),
+        "datasets",
+        "load",
+        str(EXAMPLE),
+        "--name",
+        "demo",
+        "--json",
+    )
+    assert json.loads(out)["created"] is False
+    status, out, _ = run(capsys, "--data-dir", str(tmp_path), "datasets", "list", "--json")
+    listed = json.loads(out)
+    assert [(d["name"], d["version"], d["questions"]) for d in listed] == [("demo", 1, 8)]
+
+
+def test_data_dirs_are_isolated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "--data-dir", str(tmp_path / "a"), "datasets", "load", str(EXAMPLE))
+    _, out, _ = run(capsys, "--data-dir", str(tmp_path / "b"), "datasets", "list", "--json")
+    assert json.loads(out) == []
+
+
+def test_errors_are_one_line_on_stderr_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"questions": [', "utf-8")
+    env = {**os.environ, "QABENCH_DATA_DIR": str(tmp_path / "d")}
+    result = subprocess.run(
+        [sys.executable, "-m", "server", "datasets", "load", str(bad)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "bad.json" in lines[0]
+    assert "Traceback" not in result.stderr
+    assert (tmp_path / "d").exists()  # QABENCH_DATA_DIR was honoured
+
+
+def test_check_reports_findings_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads(EXAMPLE.read_text("utf-8"))
+    doc["questions"][1]["query"]["sparql"] = "SELECT ?x WHERE { ?x <p> "
+    doc["questions"][2]["id"] = "1"
+    doc["questions"][3]["answertype"] = "uri"
+    path = tmp_path / "flawed.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    status, out, _ = run(
+        capsys,
+        "--data-dir",
+        str(tmp_path),
+        "datasets",
+        "check",
+        str(path),
+        "--json",
+        "--fail-on",
+        "error",
+    )
+    report = json.loads(out)
+    assert status == 1
+    codes = {f["code"] for f in report["findings"]}
+    assert {"sparql-syntax", "duplicate-id", "unknown-answer-type"} <= codes
+    syntax = next(f for f in report["findings"] if f["code"] == "sparql-syntax")
+    assert syntax["question_id"] == "2"
+    assert syntax["line"] == 1 and syntax["column"] is not None
+
+
+@pytest.fixture
+def mirror(shared_data: Path) -> Iterator[str]:
+    """A real HTTP server on loopback serving the shared data directory."""
+    handler = partial(QuietHandler, directory=str(shared_data))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_fetch_downloads_verifies_and_loads(
+    tmp_path: Path, mirror: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run(
+        capsys,
+        "--data-dir",
+        str(tmp_path),
+        "datasets",
+        "fetch",
+        "qald-9-test-multilingual",
+        "--mirror",
+        mirror,
+        "--json",
+    )
+    assert status == 0, err
+    doc = json.loads(out)
+    assert (doc["name"], doc["questions"], doc["created"]) == (
+        "qald-9-test-multilingual",
+        150,
+        True,
+    )
+    assert doc["source"].startswith(mirror)
+    assert doc["knowledge_base"] == "dbpedia-2016-10"
+
+
+def test_fetch_refuses_a_checksum_mismatch(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = tmp_path / "mirror" / "qald" / "ag-sc_QALD" / "8" / "data"
+    fake.mkdir(parents=True)
+    original = shared_data / "qald/ag-sc_QALD/8/data/qald-8-test-multilingual.json"
+    (fake / "qald-8-test-multilingual.json").write_bytes(original.read_bytes() + b"\n")
+    status, _, err = run(
+        capsys,
+        "--data-dir",
+        str(tmp_path / "d"),
+        "datasets",
+        "fetch",
+        "qald-8-test-multilingual",
+        "--mirror",
+        str(tmp_path / "mirror"),
+    )
+    assert status == 2
+    assert "checksum mismatch" in err
+    _, out, _ = run(capsys, "--data-dir", str(tmp_path / "d"), "datasets", "list", "--json")
+    assert json.loads(out) == []
+    status, _, _ = run(
+        capsys,
+        "--data-dir",
+        str(tmp_path / "d"),
+        "datasets",
+        "fetch",
+        "qald-8-test-multilingual",
+        "--mirror",
+        str(tmp_path / "mirror"),
+        "--no-verify",
+    )
+    assert status == 0
+
+
+def test_fetch_of_an_unknown_name_lists_the_catalog(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _, err = run(capsys, "--data-dir", str(tmp_path), "datasets", "fetch", "qald-99")
+    assert status == 2
+    assert "qald-9-test-multilingual" in err
+
+
+def test_catalog_lists_at_least_the_well_known_datasets(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "datasets", "catalog", "--json")
+    names = {e["name"] for e in json.loads(out)}
+    expected = {f"qald-{n}" for n in range(1, 11)}
+    assert all(any(name.startswith(e + "-") for name in names) for e in expected)
+    assert {"nlq", "lcquad-1-train", "lcquad-1-test"} <= names
+
+
+def test_catalog_checksums_match_the_reference_files(shared_data: Path) -> None:
+    import hashlib
+
+    from evaluators.catalog import catalog
+
+    checked = 0
+    for entry in catalog().values():
+        path = shared_data / entry.mirror_path
+        if path.is_file() and entry.sha256:
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256, entry.name
+            checked += 1
+    assert checked >= 40
