@@ -161,30 +161,21 @@ class LiteratureIndex:
             writer = self._ix.writer(limitmb=256)
         except LockError as exc:
             raise RagError(f"the index in {self.directory} is locked by another build") from exc
-        seen: set[str] = set()
-        replaced = duplicates = 0
         committed = False
         try:
             with self._ix.searcher() as searcher:
-                # A fresh index needs no lookups or deletions: plain adds are much faster.
-                fresh = searcher.doc_count_all() == 0
-                for article in tqdm(articles, disable=not progress, unit="doc", desc="indexing"):
-                    if article.pmid in seen:
-                        duplicates += 1
-                        continue
-                    seen.add(article.pmid)
-                    if fresh:
-                        writer.add_document(**_fields(article))
-                        continue
-                    replaced += searcher.document_number(pmid=article.pmid) is not None
-                    writer.update_document(**_fields(article))
+                added, replaced, duplicates = _write(
+                    writer,
+                    searcher,
+                    tqdm(articles, disable=not progress, unit="doc", desc="indexing"),
+                )
             writer.commit()
             committed = True
         finally:
             if not committed:
                 writer.cancel()
         return BuildReport(
-            added=len(seen) - replaced,
+            added=added,
             replaced=replaced,
             duplicates=duplicates,
             documents=self._ix.doc_count(),
@@ -295,6 +286,24 @@ def _prohibit(q: Any) -> Any:
         if nots and keep:
             return wquery.AndNot(wquery.Or(keep), wquery.Or([n.query for n in nots]))
     return q
+
+
+def _write(writer: Any, searcher: Any, articles: Iterable[Article]) -> tuple[int, int, int]:
+    """Buffer the articles in the writer; return (added, replaced, skipped duplicates)."""
+    seen: set[str] = set()
+    replaced = duplicates = 0
+    fresh = searcher.doc_count_all() == 0  # nothing to look up or delete in a fresh index
+    for article in articles:
+        if article.pmid in seen:
+            duplicates += 1
+            continue
+        seen.add(article.pmid)
+        if fresh:
+            writer.add_document(**_fields(article))
+            continue
+        replaced += searcher.document_number(pmid=article.pmid) is not None
+        writer.update_document(**_fields(article))
+    return len(seen) - replaced, replaced, duplicates
 
 
 def _fields(article: Article) -> dict[str, object]:
