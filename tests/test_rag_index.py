@@ -156,3 +156,16 @@ def test_a_fresh_index_can_be_built_from_a_corpus_file(
     with open_index(tmp_path / "ix", create=True) as again:
         report = again.add(read_corpus(rag_corpus_file))
         assert (report.added, report.replaced, report.documents) == (0, CORPUS_SIZE, CORPUS_SIZE)
+
+
+def test_progress_bar_goes_to_stderr_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    articles = [Article(str(n), f"Title {n}", "Text.") for n in range(1, 4)]
+    with open_index(tmp_path / "quiet", create=True) as index:
+        index.add(articles)
+    assert capsys.readouterr() == ("", "")
+    with open_index(tmp_path / "loud", create=True) as index:
+        index.add(articles, progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and "indexing" in err and "3doc" in err.replace(" ", "")
