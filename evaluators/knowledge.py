@@ -1,0 +1,410 @@
+"""Knowledge bases for answer matching (owl:sameAs, labels) and for refreshing gold answers.
+
+``KnowledgeBase`` is the role the scorers use; three implementations exist:
+``InMemoryKnowledgeBase`` (tests, small fixed data), ``StoreKnowledgeBase`` (named graphs of our
+``TripleStore``, loaded with ``load_kb``) and ``EndpointKnowledgeBase`` (a remote SPARQL endpoint
+through SPARQLWrapper, with a per-instance cache). None of them is contacted unless a caller
+builds one; nothing here reads configuration. Labels match when their language tag equals the
+requested one or when they have none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import urllib.error
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, parse
+from SPARQLWrapper import JSON, POST, SPARQLWrapper
+from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+
+from evaluators.errors import KnowledgeBaseError
+from evaluators.markings import with_known_prefixes
+from evaluators.model import AnswerSet, AnswerValue, Dataset
+from store import graphs
+from store.errors import StoreError
+from store.formats import rdf_serialization
+from store.triplestore import TripleStore
+from vocab import iris
+from vocab.project import QAB
+from vocab.standard import OWL, RDF, RDFS, VOID
+
+
+class KnowledgeBase(Protocol):
+    """What matching needs from a knowledge base."""
+
+    def same_as(self, iri: str) -> frozenset[str]:
+        """Return the owl:sameAs closure of ``iri`` (both directions), including ``iri``."""
+        ...
+
+    def resources_for_label(self, label: str, language: str) -> frozenset[str]:
+        """Return the resources whose ``rdfs:label`` is ``label`` in ``language`` (or untagged)."""
+        ...
+
+
+class AnswerSource(Protocol):
+    """Something that can run a gold SPARQL query (for ``refresh_answers``)."""
+
+    def answer(self, sparql: str) -> AnswerSet:
+        """Run ``sparql`` and return its result as an answer set.
+
+        Raises:
+            KnowledgeBaseError: if the query fails.
+        """
+        ...
+
+
+def _closure(
+    start: str, neighbours: Mapping[str, set[str]] | None, step: Any = None
+) -> frozenset[str]:
+    # breadth-first over an undirected sameAs graph given as a mapping or a step function
+    seen = {start}
+    frontier = [start]
+    while frontier:
+        current = frontier.pop()
+        nexts = neighbours.get(current, set()) if neighbours is not None else step(current)
+        for other in nexts:
+            if other not in seen:
+                seen.add(other)
+                frontier.append(other)
+    return frozenset(seen)
+
+
+class InMemoryKnowledgeBase:
+    """A knowledge base held in dictionaries (owl:sameAs pairs and labels)."""
+
+    def __init__(
+        self,
+        same_as: Iterable[tuple[str, str]] = (),
+        labels: Iterable[tuple[str, str, str | None]] = (),
+    ) -> None:
+        """Build from ``(iri, iri)`` sameAs pairs and ``(resource, label, language)`` triples."""
+        self._links: dict[str, set[str]] = defaultdict(set)
+        for a, b in same_as:
+            self._links[a].add(b)
+            self._links[b].add(a)
+        self._labels: dict[tuple[str, str | None], set[str]] = defaultdict(set)
+        for resource, label, language in labels:
+            self._labels[(label, language.lower() if language else None)].add(resource)
+
+    @classmethod
+    def from_quads(cls, quads: Iterable[Quad]) -> InMemoryKnowledgeBase:
+        """Build from RDF: ``owl:sameAs`` between IRIs and ``rdfs:label`` literals of IRIs."""
+        pairs: list[tuple[str, str]] = []
+        labels: list[tuple[str, str, str | None]] = []
+        for q in quads:
+            if not isinstance(q.subject, NamedNode):
+                continue
+            if q.predicate == OWL.sameAs and isinstance(q.object, NamedNode):
+                pairs.append((q.subject.value, q.object.value))
+            elif q.predicate == RDFS.label and isinstance(q.object, Literal):
+                labels.append((q.subject.value, q.object.value, q.object.language))
+        return cls(pairs, labels)
+
+    def same_as(self, iri: str) -> frozenset[str]:
+        """Return the owl:sameAs closure of ``iri``, including ``iri``."""
+        return _closure(iri, self._links)
+
+    def resources_for_label(self, label: str, language: str) -> frozenset[str]:
+        """Return resources labelled ``label`` in ``language`` or without a tag."""
+        return frozenset(self._labels.get((label, language.lower()), set())) | frozenset(
+            self._labels.get((label, None), set())
+        )
+
+
+def _row_value(term: object) -> AnswerValue | None:
+    if isinstance(term, NamedNode | Literal):
+        return term
+    return None  # blank nodes are no answers
+
+
+class StoreKnowledgeBase:
+    """Named graphs of our ``TripleStore`` used as a knowledge base."""
+
+    def __init__(self, store: TripleStore, kb_graphs: Sequence[NamedNode]) -> None:
+        """Read ``kb_graphs`` of ``store`` (for example ``store.graphs.kb_graph(base, name)``)."""
+        self._store = store
+        self._graphs = list(kb_graphs)
+
+    def _linked(self, iri: str) -> set[str]:
+        node = NamedNode(iri)
+        found: set[str] = set()
+        for g in self._graphs:
+            for q in self._store.quads(node, OWL.sameAs, None, g):
+                if isinstance(q.object, NamedNode):
+                    found.add(q.object.value)
+            for q in self._store.quads(None, OWL.sameAs, node, g):
+                if isinstance(q.subject, NamedNode):
+                    found.add(q.subject.value)
+        return found
+
+    def same_as(self, iri: str) -> frozenset[str]:
+        """Return the owl:sameAs closure of ``iri`` in the graphs, including ``iri``."""
+        try:
+            NamedNode(iri)
+        except ValueError:
+            return frozenset({iri})
+        return _closure(iri, None, self._linked)
+
+    def resources_for_label(self, label: str, language: str) -> frozenset[str]:
+        """Return resources labelled ``label`` in ``language`` or without a tag."""
+        found: set[str] = set()
+        for lit in (Literal(label, language=language), Literal(label)):
+            for g in self._graphs:
+                for q in self._store.quads(None, RDFS.label, lit, g):
+                    if isinstance(q.subject, NamedNode):
+                        found.add(q.subject.value)
+        return frozenset(found)
+
+    def answer(self, sparql: str) -> AnswerSet:
+        """Run a query over the graphs (as default graph) and return the answer set.
+
+        Raises:
+            KnowledgeBaseError: if the query does not parse or fails.
+        """
+        try:
+            result = self._store.query(
+                with_known_prefixes(sparql), default_graph=list(self._graphs)
+            )
+        except StoreError as exc:
+            raise KnowledgeBaseError(f"Query failed on the store knowledge base: {exc}") from exc
+        if isinstance(result, QueryBoolean):
+            return AnswerSet(boolean=bool(result))
+        if not isinstance(result, QuerySolutions):
+            raise KnowledgeBaseError("Expected a SELECT or ASK query, got CONSTRUCT/DESCRIBE")
+        names = [v.value for v in result.variables]
+        values: dict[AnswerValue, None] = {}
+        for row in result:
+            for name in names:
+                value = _row_value(row[name])
+                if value is not None:
+                    values.setdefault(value)
+        return AnswerSet(tuple(values), None, tuple(names))
+
+
+# JSON results from SPARQLWrapper are untyped dictionaries: this is the third-party edge.
+def _json_term(binding: Mapping[str, Any]) -> AnswerValue | None:
+    kind = binding.get("type")
+    value = str(binding.get("value", ""))
+    try:
+        if kind == "uri":
+            return NamedNode(value)
+        if kind in ("literal", "typed-literal"):
+            if binding.get("xml:lang"):
+                return Literal(value, language=str(binding["xml:lang"]))
+            if binding.get("datatype"):
+                return Literal(value, datatype=NamedNode(str(binding["datatype"])))
+            return Literal(value)
+    except ValueError:
+        return Literal(value)
+    return None
+
+
+def answer_set_from_json(document: Mapping[str, Any]) -> AnswerSet:
+    """Return the answer set of a SPARQL 1.1 JSON results document.
+
+    Raises:
+        KnowledgeBaseError: if the document is neither a SELECT nor an ASK result.
+    """
+    if isinstance(document.get("boolean"), bool):
+        return AnswerSet(boolean=document["boolean"])
+    head = document.get("head") or {}
+    bindings = (document.get("results") or {}).get("bindings")
+    if not isinstance(bindings, list):
+        raise KnowledgeBaseError("The endpoint's answer is not a SPARQL JSON result")
+    names = [str(v) for v in head.get("vars", [])]
+    values: dict[AnswerValue, None] = {}
+    for row in bindings:
+        for name in names or list(row):
+            term = _json_term(row[name]) if name in row else None
+            if term is not None:
+                values.setdefault(term)
+    return AnswerSet(tuple(values), None, tuple(names))
+
+
+class EndpointKnowledgeBase:
+    """A remote SPARQL endpoint, asked through SPARQLWrapper; lookups are cached per instance."""
+
+    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
+        """Use the SPARQL endpoint at ``url`` with a per-request ``timeout`` in seconds."""
+        self.url = url
+        self.timeout = timeout
+        self.requests = 0  # HTTP requests sent (cache misses)
+        self._cache: dict[tuple[str, str, str], frozenset[str]] = {}
+
+    def _json(self, sparql: str) -> Mapping[str, Any]:
+        client = SPARQLWrapper(self.url)
+        client.setQuery(sparql)
+        client.setMethod(POST)
+        client.setReturnFormat(JSON)
+        client.setTimeout(max(1, round(self.timeout)))
+        self.requests += 1
+        try:
+            document = client.query().convert()
+        except (SPARQLWrapperException, urllib.error.URLError, OSError, ValueError) as exc:
+            raise KnowledgeBaseError(f"SPARQL endpoint {self.url} failed: {exc}") from exc
+        if not isinstance(document, dict):
+            raise KnowledgeBaseError(f"SPARQL endpoint {self.url} did not return JSON results")
+        return document
+
+    def _iris(self, kind: str, key: str, lang: str, sparql: str) -> frozenset[str]:
+        cached = self._cache.get((kind, key, lang))
+        if cached is None:
+            found = answer_set_from_json(self._json(sparql)).values
+            cached = frozenset(v.value for v in found if isinstance(v, NamedNode))
+            self._cache[(kind, key, lang)] = cached
+        return cached
+
+    def same_as(self, iri: str) -> frozenset[str]:
+        """Return the owl:sameAs closure of ``iri`` (one property-path query).
+
+        Raises:
+            KnowledgeBaseError: if the endpoint fails.
+        """
+        try:
+            node = NamedNode(iri)
+        except ValueError:
+            return frozenset({iri})
+        path = f"({OWL.sameAs}|^{OWL.sameAs})*"
+        query = f"SELECT DISTINCT ?x WHERE {{ {node} {path} ?x }}"
+        return self._iris("sameAs", iri, "", query) | {iri}
+
+    def resources_for_label(self, label: str, language: str) -> frozenset[str]:
+        """Return resources labelled ``label`` in ``language`` or without a tag.
+
+        Raises:
+            KnowledgeBaseError: if the endpoint fails.
+        """
+        options = f"{Literal(label, language=language)} {Literal(label)}"
+        query = f"SELECT DISTINCT ?r WHERE {{ VALUES ?l {{ {options} }} ?r {RDFS.label} ?l }}"
+        return self._iris("label", label, language, query)
+
+    def answer(self, sparql: str) -> AnswerSet:
+        """Run a gold query on the endpoint (undeclared common prefixes are added).
+
+        Raises:
+            KnowledgeBaseError: if the endpoint fails or answers something else than results.
+        """
+        return answer_set_from_json(self._json(with_known_prefixes(sparql)))
+
+
+def open_kb(
+    store: TripleStore | None, base: str, spec: str, *, timeout: float = 30.0
+) -> StoreKnowledgeBase | EndpointKnowledgeBase:
+    """Return the knowledge base named by ``spec``: an http(s) endpoint URL or a loaded KB name.
+
+    Raises:
+        KnowledgeBaseError: if ``spec`` names no loaded knowledge base.
+    """
+    if spec.startswith(("http://", "https://")):
+        return EndpointKnowledgeBase(spec, timeout=timeout)
+    graph = graphs.kb_graph(base, spec)
+    if store is None or not store.has_graph(graph):
+        raise KnowledgeBaseError(
+            f"No knowledge base {spec!r} in the store; load one with `qabench kb load FILE "
+            f"--name {spec}` or give a SPARQL endpoint URL"
+        )
+    return StoreKnowledgeBase(store, [graph])
+
+
+@dataclass(frozen=True, slots=True)
+class KbInfo:
+    """A knowledge base loaded into the store."""
+
+    name: str
+    iri: str
+    graph: str
+    triples: int
+
+
+def _skolem(term: Any, kb: NamedNode) -> Any:
+    # RDF 1.1 skolemisation keeps reloads removable (SPARQL DELETE DATA refuses blank nodes)
+    return (
+        iris.sub_iri(kb, ".well-known", "genid", term.value)
+        if isinstance(term, BlankNode)
+        else term
+    )
+
+
+def load_kb(store: TripleStore, base: str, path: Path, name: str) -> KbInfo:
+    """Load an RDF file as knowledge base ``name`` (replacing an earlier one), with a catalog entry.
+
+    The graph content and the catalog entry are written in one transaction; blank nodes are
+    skolemised. The file format comes from the extension (``.ttl``, ``.nt``, ``.nq``, ...).
+
+    Raises:
+        KnowledgeBaseError: if the file cannot be read or parsed, or the store refuses the write.
+    """
+    kb = iris.kb_iri(base, name)
+    graph = graphs.kb_graph(base, name)
+    catalog = graphs.catalog_graph(base)
+    try:
+        serialization = rdf_serialization(path.suffix or path.name)
+        parsed = list(parse(path=str(path), format=serialization.rdf_format))
+    except (OSError, SyntaxError, ValueError, StoreError) as exc:
+        raise KnowledgeBaseError(f"Cannot read knowledge base file {path}: {exc}") from exc
+    quads = list(
+        dict.fromkeys(
+            Quad(_skolem(q.subject, kb), q.predicate, _skolem(q.object, kb), graph) for q in parsed
+        )
+    )
+    entry = [
+        Quad(kb, RDF.type, QAB.KnowledgeBase, catalog),
+        Quad(kb, RDFS.label, Literal(name), catalog),
+        Quad(kb, QAB.graph, graph, catalog),
+        Quad(kb, QAB.sourcePath, Literal(str(path)), catalog),
+        Quad(kb, VOID.triples, Literal(len(quads)), catalog),
+    ]
+    old = list(store.quads(graph=graph)) + list(store.quads(kb, None, None, catalog))
+    try:
+        if old:
+            store.apply(remove=old, add=quads + entry)
+        else:
+            store.add(quads + entry)
+    except StoreError as exc:
+        raise KnowledgeBaseError(f"Loading knowledge base {name!r} failed: {exc}") from exc
+    return KbInfo(name, kb.value, graph.value, len(quads))
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshFailure:
+    """A gold question whose query could not be re-run (it keeps its old answers)."""
+
+    question_id: str
+    message: str
+
+
+def refresh_answers(
+    dataset: Dataset, source: AnswerSource | str, *, timeout: float = 30.0
+) -> tuple[Dataset, list[RefreshFailure]]:
+    """Re-run every gold SPARQL query and return the dataset with the new answers.
+
+    Args:
+        dataset: the gold dataset.
+        source: a knowledge base that answers queries, or a SPARQL endpoint URL.
+        timeout: seconds per query when ``source`` is a URL.
+
+    Returns:
+        The refreshed dataset and the questions that kept their old answers (no query, or the
+        query failed), with the reason.
+    """
+    endpoint = EndpointKnowledgeBase(source, timeout=timeout) if isinstance(source, str) else source
+    questions = []
+    failures: list[RefreshFailure] = []
+    for q in dataset.questions:
+        if not q.sparql:
+            failures.append(RefreshFailure(q.id, "the question has no SPARQL query"))
+            questions.append(q)
+            continue
+        try:
+            answers = endpoint.answer(q.sparql)
+        except KnowledgeBaseError as exc:
+            failures.append(RefreshFailure(q.id, str(exc)))
+            questions.append(q)
+            continue
+        questions.append(dataclasses.replace(q, answers=(answers,)))
+    return dataclasses.replace(dataset, questions=tuple(questions)), failures

@@ -1,0 +1,144 @@
+"""Scoring profiles: named, documented sets of matching and scoring rules.
+
+``strict`` is the default; ``gerbil`` reproduces GERBIL QA as it behaves today, ``gerbil-legacy``
+its answer matching before September 2024 (the published QALD-8/9/10 numbers) and
+``qald-classic`` the classic QALD evaluation script. docs/scoring.md lists every difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pyoxigraph import NamedNode
+
+from evaluators.errors import UnknownSubExperimentError
+from evaluators.markings import MarkingMode
+from vocab.project import QAB
+
+# Experiment type ids (GERBIL's names; also the keys of ``qabench evaluate --json``).
+QA = "QA"
+C2KB = "C2KB"
+P2KB = "P2KB"
+RE2KB = "RE2KB"
+ATYPE = "AType"
+AIT2KB = "AIT2KB"
+EXPERIMENT_TYPES = (QA, AIT2KB, ATYPE, C2KB, P2KB, RE2KB)
+
+
+class AnswerMatching(StrEnum):
+    """How the answers of one question are compared."""
+
+    STRICT = "strict"
+    GERBIL = "gerbil"
+    GERBIL_LEGACY = "gerbil-legacy"
+    QALD_CLASSIC = "qald-classic"
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One scoring profile.
+
+    Attributes:
+        id: the stable id (``--profile``).
+        label: a short human name.
+        description: one sentence for listings.
+        term: the profile's individual in the qabench vocabulary.
+        answers: the answer-matching family.
+        markings: how C2KB/P2KB/RE2KB/AIT2KB markings come from queries.
+        experiment_types: the experiment types evaluated, in GERBIL's order.
+        classify_emerging: C2KB-style sub-experiments split markings into InKB and EE, and any two
+            EE markings match (GERBIL).
+        gerbil_answer_type: read ``answertype`` as GERBIL does (upper-cased, "RESOUCE" fixed,
+            anything else ignored) instead of the parsed answer type.
+        classic_aggregation: also report the classic script's processed/global macro values.
+    """
+
+    id: str
+    label: str
+    description: str
+    term: NamedNode
+    answers: AnswerMatching
+    markings: MarkingMode
+    experiment_types: tuple[str, ...]
+    classify_emerging: bool
+    gerbil_answer_type: bool
+    classic_aggregation: bool = False
+
+    @property
+    def is_gerbil(self) -> bool:
+        """Return whether answers are matched by one of GERBIL's counters."""
+        return self.answers in (AnswerMatching.GERBIL, AnswerMatching.GERBIL_LEGACY)
+
+
+PROFILES: dict[str, Profile] = {
+    p.id: p
+    for p in (
+        Profile(
+            "strict",
+            "strict",
+            "GERBIL's measures with its known defects fixed: typed literal matching, URI "
+            "normalisation, owl:sameAs on both sides, rdf:type feeding AIT2KB, property paths.",
+            QAB.StrictProfile,
+            AnswerMatching.STRICT,
+            MarkingMode.STRICT,
+            EXPERIMENT_TYPES,
+            classify_emerging=False,
+            gerbil_answer_type=False,
+        ),
+        Profile(
+            "gerbil",
+            "GERBIL QA",
+            "GERBIL QA as it behaves today (QuestionAnswering branch, 2024 matching).",
+            QAB.GerbilProfile,
+            AnswerMatching.GERBIL,
+            MarkingMode.GERBIL,
+            EXPERIMENT_TYPES,
+            classify_emerging=True,
+            gerbil_answer_type=True,
+        ),
+        Profile(
+            "gerbil-legacy",
+            "GERBIL QA before 2024",
+            "GERBIL QA's matching before September 2024, which produced the published "
+            "QALD-8, QALD-9, QALD-9-plus and QALD-10 numbers.",
+            QAB.GerbilLegacyProfile,
+            AnswerMatching.GERBIL_LEGACY,
+            MarkingMode.GERBIL,
+            EXPERIMENT_TYPES,
+            classify_emerging=True,
+            gerbil_answer_type=True,
+        ),
+        Profile(
+            "qald-classic",
+            "classic QALD script",
+            "The classic QALD evaluation script (QALD-1 to QALD-6): macro P and R over "
+            "processed and over all questions, F1 of the means.",
+            QAB.QaldClassicProfile,
+            AnswerMatching.QALD_CLASSIC,
+            MarkingMode.STRICT,
+            (QA,),
+            classify_emerging=False,
+            gerbil_answer_type=False,
+            classic_aggregation=True,
+        ),
+    )
+}
+
+
+def profile(profile_id: str) -> Profile:
+    """Return the profile called ``profile_id``.
+
+    Raises:
+        UnknownSubExperimentError: for an unknown id; the message lists the known ones.
+
+    >>> profile("gerbil").answers
+    <AnswerMatching.GERBIL: 'gerbil'>
+    """
+    try:
+        return PROFILES[profile_id]
+    except KeyError:
+        known = ", ".join(PROFILES)
+        raise UnknownSubExperimentError(
+            f"Unknown scoring profile {profile_id!r}; expected one of: {known}"
+        ) from None

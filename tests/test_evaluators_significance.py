@@ -1,0 +1,74 @@
+"""Bootstrap confidence intervals and the paired approximate-randomisation test."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyoxigraph import NamedNode
+
+from evaluators.errors import EvaluationError
+from evaluators.scoring import evaluate, gold_as_answers
+from evaluators.significance import approximate_randomisation, bootstrap_interval, compare_runs
+from tests.plugins.scoring import answered, dataset, question
+
+DBR = "http://dbpedia.org/resource/"
+
+
+def test_bootstrap_is_repeatable_and_seed_dependent() -> None:
+    values = [0.0, 0.25, 0.5, 1.0, 1.0, 0.0, 0.75, 1.0, 0.2, 0.9]
+    a = bootstrap_interval(values, samples=500, seed=7)
+    assert a == bootstrap_interval(values, samples=500, seed=7)
+    assert a != bootstrap_interval(values, samples=500, seed=8)
+    assert a is not None and a.low < sum(values) / len(values) < a.high
+    assert bootstrap_interval([]) is None
+
+
+def test_bootstrap_interval_narrows_with_more_questions() -> None:
+    few = bootstrap_interval([0.0, 1.0] * 5, seed=1)
+    many = bootstrap_interval([0.0, 1.0] * 500, seed=1)
+    assert few is not None and many is not None
+    assert many.high - many.low < few.high - few.low
+    assert many.low == pytest.approx(0.5, abs=0.05) and many.high == pytest.approx(0.5, abs=0.05)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30), st.integers(0, 100))
+def test_bootstrap_bounds_lie_within_the_values(values: list[float], seed: int) -> None:
+    interval = bootstrap_interval(values, samples=50, seed=seed)
+    assert interval is not None
+    assert min(values) - 1e-12 <= interval.low <= interval.high <= max(values) + 1e-12
+
+
+def test_randomisation_test_separates_clearly_different_runs() -> None:
+    better = [1.0] * 30
+    worse = [0.0] * 30
+    test = approximate_randomisation(better, worse, iterations=2000, seed=3)
+    assert test.difference == 1.0
+    assert test.p_value == pytest.approx(1 / 2001)  # no relabelling reaches the observed gap
+    same = approximate_randomisation([0.5, 0.2, 0.9], [0.5, 0.2, 0.9], iterations=200)
+    assert same.p_value == 1.0 and same.difference == 0.0
+
+
+def test_randomisation_test_exact_small_case() -> None:
+    # two questions with deltas 1 and 1: half of all relabellings keep |sum| = 2 -> p near 1/2
+    test = approximate_randomisation([1.0, 1.0], [0.0, 0.0], iterations=4000, seed=5)
+    assert test.p_value == pytest.approx(0.5, abs=0.03)
+
+
+def test_randomisation_test_needs_paired_scores() -> None:
+    with pytest.raises(EvaluationError, match="equal length"):
+        approximate_randomisation([1.0], [1.0, 0.0])
+
+
+def test_compare_runs_pairs_questions_by_id() -> None:
+    gold = dataset(*(question(str(i), [NamedNode(f"{DBR}R{i}")]) for i in range(12)))
+    perfect = evaluate(gold, gold_as_answers(gold), bootstrap_samples=10)
+    empty = evaluate(gold, {q.id: answered(q) for q in gold.questions}, bootstrap_samples=10)
+    test = compare_runs(perfect, empty, iterations=1000)
+    assert test.difference == 1.0 and test.p_value < 0.01
+    other = evaluate(dataset(question("x", [])), {}, bootstrap_samples=10)
+    with pytest.raises(EvaluationError, match="different questions"):
+        compare_runs(perfect, other)
+    with pytest.raises(EvaluationError, match="RE2KB"):
+        compare_runs(perfect, perfect, experiment_type="RE2KB")  # no queries: not scored
