@@ -4,8 +4,9 @@ A document holds, in every visible graph where the IRI is a subject, the triples
 and about the nodes it owns: blank nodes and IRIs below it (``<iri>/...``) that it links to,
 and members that point at it with ``qab:task`` or ``qb:dataSet`` (a task's observations). An
 experiment's document is its whole graph; a resource naming a graph with ``qab:graph`` (a
-dataset version) includes that graph. Reads go through the store's quad index with an explicit
-graph, so a private graph is never touched for a reader who may not see it.
+dataset version) includes that graph. An IRI that is never a subject but has members (a cube's
+``qb:DataSet``) gets the document of its members. Reads go through the store's quad index with
+an explicit graph, so a private graph is never touched for a reader who may not see it.
 """
 
 from __future__ import annotations
@@ -81,6 +82,14 @@ def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:
         for q in svc.store.quads(subject=iri)
         if isinstance(q.graph_name, NamedNode)
     }
+    if not found:
+        # Described nowhere, but possibly the target of members (a cube's qb:DataSet).
+        found = {
+            q.graph_name.value: q.graph_name
+            for link in _MEMBER_LINKS
+            for q in svc.store.quads(None, link, iri)
+            if isinstance(q.graph_name, NamedNode)
+        }
     for name in sorted(found):
         graph = found[name]
         if vis.can_see(graph):

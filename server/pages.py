@@ -231,9 +231,8 @@ def leaderboard() -> Response:
         bound = [NamedNode(version), NamedNode(type_iri), MEASURES[measure].term]
     except ValueError as exc:
         raise Problem(400, "Pass ?version= and ?type= as absolute IRIs.") from exc
-    text = queries.load("page_leaderboard") + (
-        "VALUES (?version ?type ?measure) { (" + " ".join(str(t) for t in bound) + ") }\n"
-    )
+    values = "VALUES (?version ?type ?measure) { (" + " ".join(str(t) for t in bound) + ") }"
+    text = queries.load("page_leaderboard").replace("#BINDINGS#", values)
     outcome = run_query(text, [], [], html=False, results_media=RESULT_TYPES[0], rdf_media=None)
     rows = json.loads(outcome.body)["results"]["bindings"] if outcome.failure is None else []
     board = [

@@ -29,6 +29,8 @@ bp = Blueprint("resources", __name__)
 
 HtmlView = Callable[[Services, NamedNode, list[Quad], Visibility], str]
 _VIEWS_KEY = "html_views"
+# A graph's HTML page lists this many subjects; its RDF forms carry everything.
+GRAPH_HTML_SUBJECTS = 200
 
 
 def register_html_view(app: Flask, rdf_class: NamedNode, view: HtmlView) -> None:
@@ -142,6 +144,40 @@ def system(rest: str) -> Response:
 def kb(rest: str) -> Response:
     """A knowledge base."""
     return _serve("kb", rest)
+
+
+@bp.route("/graph/<path:rest>")
+def graph(rest: str) -> Response:
+    """A named graph: every quad in it (404 when it is not visible to the reader)."""
+    svc = services()
+    stem_rest, extension = split_extension(rest)
+    parts = [iris.segment(p) for p in stem_rest.split("/") if p]
+    iri = iris.page_iri(svc.base, "graph", *parts)
+    stem = "/" + "/".join(["graph", *parts])
+    rep, negotiated = negotiate(DOCUMENT_FORMATS, extension)
+    vis = svc.visibility(request_tokens())
+    if not vis.can_see(iri):
+        raise Problem(404, f"There is no graph {iri.value} (or it is not published).")
+    etag = svc.etag(stem, rep.key, vis.key)
+    if request.if_none_match.contains(etag):
+        response = Response(status=304)
+    else:
+        quads = list(svc.store.quads(graph=iri))
+        if rep == HTML:
+            shown = describe(quads, iri, svc.base)
+            body = render_template(
+                "resource.html",
+                iri=iri.value,
+                title=f"Graph {stem}",
+                subjects=shown[:GRAPH_HTML_SUBJECTS],
+                more=max(len(shown) - GRAPH_HTML_SUBJECTS, 0),
+                alternates=alternate_links(),
+            )
+            response = Response(body, mimetype="text/html")
+        else:
+            response = Response(serialize_document(quads, rep, svc.base), mimetype=rep.media_type)
+    response.set_etag(etag)
+    return decorate(response, stem, DOCUMENT_FORMATS, rep, negotiated)
 
 
 @bp.route("/rag/run/<path:rest>")

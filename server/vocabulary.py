@@ -46,7 +46,11 @@ def _respond(quads: list[Quad], stem: str, extension: str | None, focus: NamedNo
         response = Response(status=304)
     elif rep == HTML:
         subjects = describe(quads, focus, svc.base)
-        terms = [s for s in subjects if s.subject.value.startswith(QAB.iri)]
+        terms = [
+            s
+            for s in subjects
+            if s.subject.value.startswith(QAB.iri) and s.subject.value != QAB.iri
+        ]
         body = render_template(
             "vocabulary.html",
             terms=terms,

@@ -144,5 +144,7 @@ def evaluate_job(store: TripleStore, job: QueryJob) -> QueryOutcome:
         return QueryOutcome(
             "", failure="syntax", message=str(exc), line=exc.line, column=exc.column
         )
-    except (StoreError, OSError, ValueError) as exc:
+    except (StoreError, OSError, ValueError, RuntimeError) as exc:
+        # RuntimeError: pyoxigraph reports unsupported features (custom functions) this way.
+
         return QueryOutcome("", failure="evaluation", message=str(exc))
