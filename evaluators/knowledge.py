@@ -11,7 +11,6 @@ requested one or when they have none.
 from __future__ import annotations
 
 import dataclasses
-import urllib.error
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,10 +18,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, parse
-from SPARQLWrapper import JSON, POST, SPARQLWrapper
-from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from evaluators.errors import KnowledgeBaseError
+from evaluators.kb_endpoint import EndpointKnowledgeBase
 from evaluators.markings import with_known_prefixes
 from evaluators.model import AnswerSet, AnswerValue, Dataset
 from store import graphs
@@ -184,112 +182,6 @@ class StoreKnowledgeBase:
                 if value is not None:
                     values.setdefault(value)
         return AnswerSet(tuple(values), None, tuple(names))
-
-
-# JSON results from SPARQLWrapper are untyped dictionaries: this is the third-party edge.
-def _json_term(binding: Mapping[str, Any]) -> AnswerValue | None:
-    kind = binding.get("type")
-    value = str(binding.get("value", ""))
-    try:
-        if kind == "uri":
-            return NamedNode(value)
-        if kind in ("literal", "typed-literal"):
-            if binding.get("xml:lang"):
-                return Literal(value, language=str(binding["xml:lang"]))
-            if binding.get("datatype"):
-                return Literal(value, datatype=NamedNode(str(binding["datatype"])))
-            return Literal(value)
-    except ValueError:
-        return Literal(value)
-    return None
-
-
-def answer_set_from_json(document: Mapping[str, Any]) -> AnswerSet:
-    """Return the answer set of a SPARQL 1.1 JSON results document.
-
-    Raises:
-        KnowledgeBaseError: if the document is neither a SELECT nor an ASK result.
-    """
-    if isinstance(document.get("boolean"), bool):
-        return AnswerSet(boolean=document["boolean"])
-    head = document.get("head") or {}
-    bindings = (document.get("results") or {}).get("bindings")
-    if not isinstance(bindings, list):
-        raise KnowledgeBaseError("The endpoint's answer is not a SPARQL JSON result")
-    names = [str(v) for v in head.get("vars", [])]
-    values: dict[AnswerValue, None] = {}
-    for row in bindings:
-        for name in names or list(row):
-            term = _json_term(row[name]) if name in row else None
-            if term is not None:
-                values.setdefault(term)
-    return AnswerSet(tuple(values), None, tuple(names))
-
-
-class EndpointKnowledgeBase:
-    """A remote SPARQL endpoint, asked through SPARQLWrapper; lookups are cached per instance."""
-
-    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
-        """Use the SPARQL endpoint at ``url`` with a per-request ``timeout`` in seconds."""
-        self.url = url
-        self.timeout = timeout
-        self.requests = 0  # HTTP requests sent (cache misses)
-        self._cache: dict[tuple[str, str, str], frozenset[str]] = {}
-
-    def _json(self, sparql: str) -> Mapping[str, Any]:
-        client = SPARQLWrapper(self.url)
-        client.setQuery(sparql)
-        client.setMethod(POST)
-        client.setReturnFormat(JSON)
-        client.setTimeout(max(1, round(self.timeout)))
-        self.requests += 1
-        try:
-            document = client.query().convert()
-        except (SPARQLWrapperException, urllib.error.URLError, OSError, ValueError) as exc:
-            raise KnowledgeBaseError(f"SPARQL endpoint {self.url} failed: {exc}") from exc
-        if not isinstance(document, dict):
-            raise KnowledgeBaseError(f"SPARQL endpoint {self.url} did not return JSON results")
-        return document
-
-    def _iris(self, kind: str, key: str, lang: str, sparql: str) -> frozenset[str]:
-        cached = self._cache.get((kind, key, lang))
-        if cached is None:
-            found = answer_set_from_json(self._json(sparql)).values
-            cached = frozenset(v.value for v in found if isinstance(v, NamedNode))
-            self._cache[(kind, key, lang)] = cached
-        return cached
-
-    def same_as(self, iri: str) -> frozenset[str]:
-        """Return the owl:sameAs closure of ``iri`` (one property-path query).
-
-        Raises:
-            KnowledgeBaseError: if the endpoint fails.
-        """
-        try:
-            node = NamedNode(iri)
-        except ValueError:
-            return frozenset({iri})
-        path = f"({OWL.sameAs}|^{OWL.sameAs})*"
-        query = f"SELECT DISTINCT ?x WHERE {{ {node} {path} ?x }}"
-        return self._iris("sameAs", iri, "", query) | {iri}
-
-    def resources_for_label(self, label: str, language: str) -> frozenset[str]:
-        """Return resources labelled ``label`` in ``language`` or without a tag.
-
-        Raises:
-            KnowledgeBaseError: if the endpoint fails.
-        """
-        options = f"{Literal(label, language=language)} {Literal(label)}"
-        query = f"SELECT DISTINCT ?r WHERE {{ VALUES ?l {{ {options} }} ?r {RDFS.label} ?l }}"
-        return self._iris("label", label, language, query)
-
-    def answer(self, sparql: str) -> AnswerSet:
-        """Run a gold query on the endpoint (undeclared common prefixes are added).
-
-        Raises:
-            KnowledgeBaseError: if the endpoint fails or answers something else than results.
-        """
-        return answer_set_from_json(self._json(with_known_prefixes(sparql)))
 
 
 def open_kb(

@@ -11,18 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pyoxigraph import NamedNode
-
 from evaluators import matching as mt
 from evaluators import metrics
 from evaluators.errors import UnknownSubExperimentError
-from evaluators.markings import Markings, Relation, Term
-from evaluators.matching import Comparison, Lookups, Meaning, Rule
+from evaluators.gerbil_counter import gerbil_count, gerbil_gold, gerbil_system
+from evaluators.marking_matching import compare_iris, compare_relations, count_equal
+from evaluators.markings import Markings
+from evaluators.matching import Comparison, Lookups
 from evaluators.metrics import Counts
 from evaluators.model import Question
-from evaluators.normalisation import uri_key, value_key
 from evaluators.profiles import AIT2KB, ATYPE, C2KB, P2KB, QA, RE2KB, AnswerMatching, Profile
-from evaluators.results import ExperimentTypeResult, Match, MeasureValue, QuestionScore
+from evaluators.results import ExperimentTypeResult, MeasureValue, QuestionScore
 from evaluators.significance import bootstrap_interval
 
 _GERBIL_TYPES = frozenset({"RESOURCE", "STRING", "NUMBER", "DATE", "BOOLEAN"})
@@ -115,9 +114,9 @@ def _qa_comparison(case: QuestionCase, ctx: ScoringContext) -> Comparison:
         return mt.classic_count(gold, system)
     if matching is AnswerMatching.STRICT:
         return mt.strict_count(gold, system, ctx.lookups)
-    return mt.gerbil_count(
-        mt.gerbil_gold(gold),
-        mt.gerbil_system(system, ctx.lookups),
+    return gerbil_count(
+        gerbil_gold(gold),
+        gerbil_system(system, ctx.lookups),
         ctx.lookups,
         legacy=matching is AnswerMatching.GERBIL_LEGACY,
     )
@@ -205,14 +204,6 @@ def _answer_types(question: Question | None, profile: Profile) -> tuple[str, ...
     return (question.answer_type.value,)
 
 
-def count_equal(gold: Sequence[str], system: Sequence[str]) -> Comparison:
-    """Count one question where elements match when equal (GERBIL's greedy one-to-one)."""
-    pairs = mt.greedy(gold, system, key=lambda s: s)
-    counts = Counts(len(pairs), len(system) - len(pairs), len(gold) - len(pairs))
-    matches = tuple(Match(gold[i], system[j], Rule.EXACT) for i, j in pairs)
-    return Comparison(counts, tuple(gold), tuple(system), matches)
-
-
 def answer_type(cases: Sequence[QuestionCase], ctx: ScoringContext) -> ExperimentTypeResult | None:
     """Score the answer type (resource, string, number, date, boolean) of each question."""
     gold = [_answer_types(c.gold, ctx.profile) for c in cases]
@@ -221,51 +212,6 @@ def answer_type(cases: Sequence[QuestionCase], ctx: ScoringContext) -> Experimen
         return None
     comps = [count_equal(g, s) for g, s in zip(gold, system, strict=True)]
     return _fmeasure(ATYPE, cases, comps, qald=True)
-
-
-def _iri_comparison(
-    gold: Sequence[str], system: Sequence[str], ctx: ScoringContext
-) -> tuple[Comparison, Comparison, Comparison]:
-    # returns (all markings, InKB only, EE only); the last two only matter for gerbil profiles
-    if not ctx.profile.classify_emerging:
-        return (
-            _strict_iris(gold, system, ctx.lookups),
-            Comparison(Counts(), (), (), ()),
-            Comparison(Counts(), (), (), ()),
-        )
-    expand = ctx.lookups.gerbil_expand
-    g = [Meaning(u, expand(u)) for u in gold]
-    s = [Meaning(u, expand(u)) for u in system]
-    out = []
-    for keep in (None, True, False):
-        gg = [m for m in g if keep is None or mt.is_in_kb(m) == keep]
-        ss = [m for m in s if keep is None or mt.is_in_kb(m) == keep]
-        pairs = mt.greedy_meanings(gg, ss, emerging=True)
-        counts = Counts(len(pairs), len(ss) - len(pairs), len(gg) - len(pairs))
-        matches = tuple(Match(gg[i].text, ss[j].text, r) for i, j, r in pairs)
-        out.append(
-            Comparison(counts, tuple(m.text for m in gg), tuple(m.text for m in ss), matches)
-        )
-    return out[0], out[1], out[2]
-
-
-def _strict_iris(gold: Sequence[str], system: Sequence[str], lookups: Lookups) -> Comparison:
-    def keys(iri: str) -> frozenset[str]:
-        return frozenset(uri_key(u) for u in lookups.same_as(iri))
-
-    gold_keys = [keys(u) for u in gold]
-    system_keys = [keys(u) for u in system]
-    edges = [[j for j, sk in enumerate(system_keys) if gk & sk] for gk in gold_keys]
-    pairs = mt.maximum_matching(edges, len(system))
-
-    def rule(g: str, s: str) -> Rule:
-        return Rule.EXACT if g == s else Rule.URI if uri_key(g) == uri_key(s) else Rule.SAME_AS
-
-    counts = Counts(len(pairs), len(system) - len(pairs), len(gold) - len(pairs))
-    matches = tuple(
-        Match(gold[i], system[j], rule(gold[i], system[j])) for i, j in sorted(pairs.items())
-    )
-    return Comparison(counts, tuple(gold), tuple(system), matches)
 
 
 def _c2kb_style(
@@ -280,15 +226,21 @@ def _c2kb_style(
     system = [select(c.system_markings, c.system) for c in cases]
     if avoid_empty and not any(gold) and not any(system):
         return None
-    triples = [_iri_comparison(g, s, ctx) for g, s in zip(gold, system, strict=True)]
+    gerbil = ctx.profile.classify_emerging
+    compared = [
+        compare_iris(g, s, ctx.lookups, gerbil=gerbil) for g, s in zip(gold, system, strict=True)
+    ]
     extra: list[MeasureValue] = []
-    if ctx.profile.classify_emerging:
-        for prefix, part in (("inkb", 1), ("ee", 2)):
-            counts = [t[part].counts for t in triples]
+    if gerbil:
+        for prefix, parts in (
+            ("inkb", [c.in_kb for c in compared]),
+            ("ee", [c.emerging for c in compared]),
+        ):
+            counts = [p.counts for p in parts if p is not None]
             macro = metrics.macro([metrics.prf(c) for c in counts])
             extra.append(MeasureValue(f"{prefix}_micro_f1", metrics.micro(counts).f1))
             extra.append(_value(f"{prefix}_macro_f1", macro.f1 if macro else None, NO_QUESTIONS))
-    return _fmeasure(experiment_type, cases, [t[0] for t in triples], extra, qald=False)
+    return _fmeasure(experiment_type, cases, [c.all for c in compared], extra, qald=False)
 
 
 def c2kb(cases: Sequence[QuestionCase], ctx: ScoringContext) -> ExperimentTypeResult | None:
@@ -318,65 +270,17 @@ def ait2kb(cases: Sequence[QuestionCase], ctx: ScoringContext) -> ExperimentType
     return _c2kb_style(AIT2KB, cases, ctx, select, avoid_empty=True)
 
 
-def _position_keys(term: Term | None, ctx: ScoringContext) -> frozenset[object] | None:
-    if term is None:
-        return None
-    if ctx.profile.classify_emerging:
-        if isinstance(term, NamedNode):
-            return frozenset(ctx.lookups.gerbil_expand(term.value))
-        return frozenset({("literal", term.value)})
-    if isinstance(term, NamedNode):
-        return frozenset(("iri", uri_key(u)) for u in ctx.lookups.same_as(term.value))
-    return frozenset({value_key(term)})
-
-
-def _relation_equal(g: Relation, s: Relation, ctx: ScoringContext) -> bool:
-    if (g.predicate is None) != (s.predicate is None):
-        return False
-    gp, sp = g.predicate, s.predicate
-    # GERBIL compares predicates as written; strict through uri_key (http/https, ...)
-    normalised = not ctx.profile.classify_emerging and uri_key(gp or "") == uri_key(sp or "")
-    if gp != sp and not normalised:
-        return False
-    for a, b in ((g.subject, s.subject), (g.object, s.object)):
-        ka, kb = _position_keys(a, ctx), _position_keys(b, ctx)
-        if (ka is None) != (kb is None) or (ka is not None and kb is not None and not ka & kb):
-            return False
-    return True
-
-
-def _show(r: Relation) -> str:
-    def term(t: Term | None) -> str:
-        return "?" if t is None else str(t)
-
-    return f"{term(r.subject)} {r.predicate or '?'} {term(r.object)}"
-
-
 def re2kb(cases: Sequence[QuestionCase], ctx: ScoringContext) -> ExperimentTypeResult | None:
     """Score the triple patterns; variables are wildcards that equal each other only."""
     gold = [c.gold_markings.relations for c in cases]
     system = [c.system_markings.relations for c in cases]
     if not any(gold) and not any(system):
         return None
-    comps = []
-    for g, s in zip(gold, system, strict=True):
-        edges = [[j for j, sr in enumerate(s) if _relation_equal(gr, sr, ctx)] for gr in g]
-        if ctx.profile.classify_emerging:  # GERBIL: first unused equal element, in gold order
-            used: set[int] = set()
-            pairs: dict[int, int] = {}
-            for i, options in enumerate(edges):
-                j = next((j for j in options if j not in used), None)
-                if j is not None:
-                    used.add(j)
-                    pairs[i] = j
-        else:
-            pairs = mt.maximum_matching(edges, len(s))
-        counts = Counts(len(pairs), len(s) - len(pairs), len(g) - len(pairs))
-        matches = tuple(
-            Match(_show(g[i]), _show(s[j]), Rule.EXACT if g[i] == s[j] else Rule.SAME_AS)
-            for i, j in sorted(pairs.items())
-        )
-        comps.append(Comparison(counts, tuple(map(_show, g)), tuple(map(_show, s)), matches))
+    gerbil = ctx.profile.classify_emerging
+    comps = [
+        compare_relations(g, s, ctx.lookups, gerbil=gerbil)
+        for g, s in zip(gold, system, strict=True)
+    ]
     return _fmeasure(RE2KB, cases, comps, qald=True)
 
 

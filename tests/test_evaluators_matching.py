@@ -7,20 +7,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.knowledge import InMemoryKnowledgeBase
-from evaluators.matching import (
+from evaluators.gerbil_counter import (
     GerbilAnswers,
-    Lookups,
     Meaning,
-    Rule,
-    classic_count,
     gerbil_count,
     gerbil_gold,
     gerbil_system,
     greedy_meanings,
-    maximum_matching,
-    strict_count,
 )
+from evaluators.knowledge import InMemoryKnowledgeBase
+from evaluators.matching import Lookups, Rule, classic_count, maximum_matching, strict_count
 from evaluators.metrics import Counts
 from evaluators.model import AnswerSet, AnswerValue
 from vocab.standard import XSD

@@ -10,6 +10,7 @@ from pyoxigraph import NamedNode
 
 from evaluators.errors import UnknownSubExperimentError
 from evaluators.formats import parse_file
+from evaluators.marking_matching import count_equal
 from evaluators.matching import Lookups
 from evaluators.metrics import Counts, prf
 from evaluators.model import AnswerType, Dataset, Question
@@ -22,7 +23,6 @@ from evaluators.subexperiments import (
     ScoringContext,
     aggregate,
     answer_type,
-    count_equal,
     gerbil_answer_type,
     subexperiment,
 )
