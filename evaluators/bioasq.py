@@ -3,9 +3,9 @@
 ``evaluate_bioasq`` scores a system response (phase A, phase B or both) against a BioASQ gold
 file the way the official evaluator (BioASQ/Evaluation-Measures, ``EvaluatorTask1b``) does,
 quirks included. The per-question measures live in ``evaluators.bioasq_retrieval``
-(documents, concepts, snippets), ``evaluators.bioasq_answers`` (yes/no, factoid, list) and
-``evaluators.rouge`` (ideal answers); which questions each type scores is decided in
-``evaluators.bioasq_selection``. Pure: no files, no store, no logging. docs/bioasq.md
+(documents, concepts), ``evaluators.bioasq_snippets``, ``evaluators.bioasq_answers`` (yes/no,
+factoid, list) and ``evaluators.rouge`` (ideal answers); which questions each type scores is
+decided in ``evaluators.bioasq_selection``. Pure: no files, no store, no logging. docs/bioasq.md
 describes every rule and quirk.
 """
 
@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from evaluators import bioasq_answers as answers
 from evaluators import bioasq_retrieval as retrieval
+from evaluators import bioasq_snippets as snippet_measures
 from evaluators.bioasq_selection import (
     CONCEPTS,
     DOCUMENTS,
@@ -228,15 +229,19 @@ def _snippets(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTy
         # again in its snippet loop; version 9 skips the first for questions without gold
         # documents. The merge is not idempotent in rare cases, so the count matters.
         passes = 1 if version == 9 and not pair.gold.documents else 2
-        gold = retrieval.merged([retrieval.span(s) for s in pair.gold.snippets], passes)
-        ranked = retrieval.merged([retrieval.span(s) for s in system.snippets], passes)
-        scores = retrieval.snippet_scores(gold, ranked, version)
+        gold = snippet_measures.merged(
+            [snippet_measures.span(s) for s in pair.gold.snippets], passes
+        )
+        ranked = snippet_measures.merged(
+            [snippet_measures.span(s) for s in system.snippets], passes
+        )
+        scores = snippet_measures.snippet_scores(gold, ranked, version)
         return scores, tuple(map(_describe, gold)), tuple(map(_describe, ranked))
 
     return _ranked_result(SNIPPETS, pairs, version, strict, score)
 
 
-def _describe(span: retrieval.Span) -> str:
+def _describe(span: snippet_measures.Span) -> str:
     sections = span.begin_section
     if span.end_section != span.begin_section:
         sections += f"..{span.end_section}"
@@ -263,61 +268,50 @@ def _entity_strings(entities: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
     return tuple(" | ".join(entity) for entity in entities)
 
 
-def _factoid(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTypeResult:
-    def score(pair: Pair, system: BioasqGold) -> tuple[answers.FactoidScores, QuestionScore]:
-        s = answers.factoid_scores(pair.gold.entities, system.entities, version)
-        measures = _measures(FACTOID.per_question, (s.strict, s.lenient, s.reciprocal_rank))
-        gold_text = _entity_strings(pair.gold.entities)
-        return s, QuestionScore(pair.id, measures, gold_text, _entity_strings(system.entities))
-
-    raw, per_question, reason = _score_all(pairs, FACTOID, version, strict, score)
+def _means(
+    plan: Plan,
+    pairs: Sequence[Pair],
+    version: int,
+    strict: bool,
+    score: Callable[[Pair, BioasqGold], tuple[tuple[float, ...], QuestionScore]],
+) -> ExperimentTypeResult:
+    """Score each question and report the column means of the values ``score`` returns."""
+    raw, per_question, reason = _score_all(pairs, plan, version, strict, score)
     if not raw:
-        return _result(FACTOID, None, per_question, reason)
-    n = len(raw)
-    values = (
-        sum(s.strict for s in raw) / n,
-        sum(s.lenient for s in raw) / n,
-        sum(s.reciprocal_rank for s in raw) / n,
-        n,
-    )
-    return _result(FACTOID, values, per_question, "")
+        return _result(plan, None, per_question, reason)
+    means = tuple(sum(column) / len(raw) for column in zip(*raw, strict=True))
+    return _result(plan, (*means, len(raw)), per_question, "")
+
+
+def _factoid(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTypeResult:
+    def score(pair: Pair, system: BioasqGold) -> tuple[tuple[float, ...], QuestionScore]:
+        s = answers.factoid_scores(pair.gold.entities, system.entities, version)
+        values = (s.strict, s.lenient, s.reciprocal_rank)
+        gold_text = _entity_strings(pair.gold.entities)
+        measures = _measures(FACTOID.per_question, values)
+        return values, QuestionScore(pair.id, measures, gold_text, _entity_strings(system.entities))
+
+    return _means(FACTOID, pairs, version, strict, score)
 
 
 def _list(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTypeResult:
-    def score(pair: Pair, system: BioasqGold) -> tuple[answers.ListScores, QuestionScore]:
+    def score(pair: Pair, system: BioasqGold) -> tuple[tuple[float, ...], QuestionScore]:
         s = answers.list_scores(pair.gold.entities, system.entities, version)
-        values = (s.precision, s.recall, s.f1, s.tp, s.fp, s.fn)
         gold_text = _entity_strings(pair.gold.entities)
-        measures = _measures(LIST.per_question, values)
-        return s, QuestionScore(pair.id, measures, gold_text, _entity_strings(system.entities))
+        measures = _measures(LIST.per_question, (s.precision, s.recall, s.f1, s.tp, s.fp, s.fn))
+        question = QuestionScore(pair.id, measures, gold_text, _entity_strings(system.entities))
+        return (s.precision, s.recall, s.f1), question
 
-    raw, per_question, reason = _score_all(pairs, LIST, version, strict, score)
-    if not raw:
-        return _result(LIST, None, per_question, reason)
-    n = len(raw)
-    values = (
-        sum(s.precision for s in raw) / n,
-        sum(s.recall for s in raw) / n,
-        sum(s.f1 for s in raw) / n,
-        n,
-    )
-    return _result(LIST, values, per_question, "")
+    return _means(LIST, pairs, version, strict, score)
 
 
 def _ideal(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTypeResult:
     def score(pair: Pair, system: BioasqGold) -> tuple[tuple[float, ...], QuestionScore]:
         # A system may send its ideal answer as several strings: they form one summary.
-        candidate = " ".join(system.ideal_answers)
-        s = ideal_scores(candidate, pair.gold.ideal_answers)
+        s = ideal_scores(" ".join(system.ideal_answers), pair.gold.ideal_answers)
         values = (s.rouge2_recall, s.rouge2_f1, s.rougesu4_recall, s.rougesu4_f1)
         measures = _measures(IDEAL.per_question, values)
-        return values, QuestionScore(
-            pair.id, measures, pair.gold.ideal_answers, system.ideal_answers
-        )
+        gold, answer = pair.gold.ideal_answers, system.ideal_answers
+        return values, QuestionScore(pair.id, measures, gold, answer)
 
-    raw, per_question, reason = _score_all(pairs, IDEAL, version, strict, score)
-    if not raw:
-        return _result(IDEAL, None, per_question, reason)
-    n = len(raw)
-    means = tuple(sum(column) / n for column in zip(*raw, strict=True))
-    return _result(IDEAL, (*means, n), per_question, "")
+    return _means(IDEAL, pairs, version, strict, score)

@@ -156,8 +156,14 @@ def ideal_scores(
     """
     if not references:
         return IdealScores(0.0, 0.0, 0.0, 0.0)
-    two = [rouge_2(candidate, r, stemming=stemming) for r in references]
-    su4 = [rouge_su4(candidate, r, stemming=stemming) for r in references]
+    words = tokens(candidate, stemming=stemming)
+    candidate_2, candidate_su4 = bigrams(words), skip_bigrams_and_unigrams(words)
+    two = []
+    su4 = []
+    for reference in references:
+        reference_words = tokens(reference, stemming=stemming)
+        two.append(_score(candidate_2, bigrams(reference_words)))
+        su4.append(_score(candidate_su4, skip_bigrams_and_unigrams(reference_words)))
     return IdealScores(
         max(s.recall for s in two),
         max(s.f1 for s in two),

@@ -33,43 +33,39 @@ _STEP4: Sequence[str] = (
 )  # fmt: skip
 
 
-def _is_consonant(word: str, i: int) -> bool:
-    letter = word[i]
-    if letter in _VOWELS:
-        return False
-    if letter == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
+def _consonants(word: str) -> list[bool]:
+    # A letter is a consonant unless it is a vowel, or a "y" that follows a consonant.
+    flags: list[bool] = []
+    for i, letter in enumerate(word):
+        if letter in _VOWELS:
+            flags.append(False)
+        elif letter == "y":
+            flags.append(i == 0 or not flags[i - 1])
+        else:
+            flags.append(True)
+    return flags
 
 
 def _measure(stem: str) -> int:
     # m in [C](VC)^m[V]: the number of vowel-to-consonant transitions.
-    count = 0
-    previous_vowel = False
-    for i in range(len(stem)):
-        consonant = _is_consonant(stem, i)
-        if consonant and previous_vowel:
-            count += 1
-        previous_vowel = not consonant
-    return count
+    flags = _consonants(stem)
+    return sum(1 for i in range(1, len(flags)) if flags[i] and not flags[i - 1])
 
 
 def _has_vowel(stem: str) -> bool:
-    return any(not _is_consonant(stem, i) for i in range(len(stem)))
+    return not all(_consonants(stem))
 
 
 def _double_consonant(word: str) -> bool:
-    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
+    return len(word) >= 2 and word[-1] == word[-2] and _consonants(word)[-1]
 
 
 def _cvc(word: str) -> bool:
     # consonant-vowel-consonant at the end, the last consonant not w, x or y
-    n = len(word)
-    if n < 3 or word[-1] in "wxy":
+    if len(word) < 3 or word[-1] in "wxy":
         return False
-    return (
-        _is_consonant(word, n - 1) and not _is_consonant(word, n - 2) and _is_consonant(word, n - 3)
-    )
+    flags = _consonants(word)
+    return flags[-1] and not flags[-2] and flags[-3]
 
 
 def _step1(word: str) -> str:

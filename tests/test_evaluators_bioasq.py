@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from random import Random
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from evaluators.bioasq import evaluate_bioasq
 from evaluators.errors import EvaluationError, UnknownSubExperimentError
+from evaluators.formats import parse_file
 from evaluators.model import BioasqGold, Dataset, Question, Snippet
 from evaluators.results import EvaluationResult, to_json
 from tests.plugins.bioasq import dataset, doc, phase_a, question, snip
@@ -373,3 +375,40 @@ def test_snippet_precision_can_exceed_one_with_section_0_and_abstract() -> None:
     result = evaluate_bioasq(gold, gold)
     assert value(result, "snippets", "mean_precision") == 1.5
     assert value(result, "snippets", "mean_recall") == 1.5
+
+
+TRAINING_2B = (
+    "bioasq/balikasg_BioASQParticipantsArea/TrainingData2014/BioASQ_2013_TaskB.zip.d/"
+    "BioASQ_2013_TaskB/BioASQ-trainingDataset2b.json"
+)
+
+
+def test_training_set_scored_against_itself(shared_data: Path) -> None:
+    gold = parse_file(shared_data / TRAINING_2B)
+    assert len(gold.questions) == 310
+    result = evaluate_bioasq(gold, gold)
+    counts = {r.experiment_type: r.value("questions") for r in result.results}
+    assert counts == {
+        "documents": 310,
+        "snippets": 310,
+        "concepts": 263,
+        "yesno": 85,
+        "factoid": 59,
+        "list": 92,
+        "ideal": 310,
+    }
+    for experiment_type in ("documents", "concepts"):
+        for measure in ("mean_precision", "mean_recall", "mean_f1"):
+            assert value(result, experiment_type, measure) == 1.0
+    # Gold lists longer than 10 and no truncation: AP above 1 (official quirk 2)
+    assert value(result, "documents", "map") > 1.0
+    for experiment_type, measure in [
+        ("yesno", "accuracy"),
+        ("yesno", "macro_f1"),
+        ("factoid", "mrr"),
+        ("list", "mean_f1"),
+        ("ideal", "rougesu4_recall"),
+    ]:
+        assert value(result, experiment_type, measure) == 1.0, (experiment_type, measure)
+    # one question has no snippets: an empty answer scores 0 there
+    assert value(result, "snippets", "mean_precision") == pytest.approx(309 / 310, abs=1e-3)
