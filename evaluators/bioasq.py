@@ -200,9 +200,7 @@ def _ranked_result(
 
 
 def _documents(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTypeResult:
-    def score(
-        pair: Pair, system: BioasqGold
-    ) -> tuple[retrieval.RankedScores, tuple[str, ...], tuple[str, ...]]:
+    def score(pair: Pair, system: BioasqGold) -> _Ranked:
         gold_docs = retrieval.unique(pair.gold.documents)
         system_docs = retrieval.unique(system.documents)
         return retrieval.list_scores(gold_docs, system_docs, version), gold_docs, system_docs
@@ -211,9 +209,7 @@ def _documents(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentT
 
 
 def _concepts(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTypeResult:
-    def score(
-        pair: Pair, system: BioasqGold
-    ) -> tuple[retrieval.RankedScores, tuple[str, ...], tuple[str, ...]]:
+    def score(pair: Pair, system: BioasqGold) -> _Ranked:
         gold_items = retrieval.unique(pair.gold.concepts)
         system_items = retrieval.unique(system.concepts)
         return retrieval.list_scores(gold_items, system_items, version), gold_items, system_items
@@ -222,12 +218,11 @@ def _concepts(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTy
 
 
 def _snippets(pairs: Sequence[Pair], version: int, strict: bool) -> ExperimentTypeResult:
-    def score(
-        pair: Pair, system: BioasqGold
-    ) -> tuple[retrieval.RankedScores, tuple[str, ...], tuple[str, ...]]:
+    def score(pair: Pair, system: BioasqGold) -> _Ranked:
         # The official evaluator merges each question's snippet lists in its document loop and
         # again in its snippet loop; version 9 skips the first for questions without gold
-        # documents. The merge is not idempotent in rare cases, so the count matters.
+        # documents. A second run changes nothing for well-formed snippets; it can for reversed
+        # ranges (end before begin), which the official loop also merges.
         passes = 1 if version == 9 and not pair.gold.documents else 2
         gold = snippet_measures.merged(
             [snippet_measures.span(s) for s in pair.gold.snippets], passes
