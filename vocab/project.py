@@ -163,6 +163,8 @@ PROPERTIES = [
     "model",
     "settings",
     "stageMillis",
+    "retrievalFallback",
+    "citation",
     # measures that GERBIL's vocabulary does not have
     "processedCount",
     "processedMacroPrecision",
@@ -230,6 +232,8 @@ INDIVIDUALS = [
     "Forbidden",
     "InternalError",
     "BadRequest",
+    "InvalidQuestion",
+    "RagUnavailable",
 ]
 
 QAB = Namespace(QAB_IRI, [*CLASSES, *PROPERTIES, *INDIVIDUALS])
