@@ -57,6 +57,9 @@ class VersionMeta:
     split: str | None = None
     catalog_name: str | None = None
     previous_version: int | None = None
+    # A version computed from another one (gold refresh): its IRI and the endpoint queried.
+    derived_from: str | None = None
+    refreshed_with: str | None = None
 
 
 def _int(value: int) -> Literal:
@@ -153,6 +156,18 @@ def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
         prev = iris.dataset_version_iri(base, meta.name, meta.previous_version)
         cat(ver, DCAT.previousVersion, prev)
     cat(ver, PROV.generatedAtTime, Literal(meta.loaded_at.isoformat(), datatype=XSD.dateTime))
+    if meta.derived_from:
+        activity = iris.sub_iri(ver, "refresh")
+        cat(ver, PROV.wasDerivedFrom, NamedNode(meta.derived_from))
+        cat(ver, PROV.wasRevisionOf, NamedNode(meta.derived_from))
+        cat(ver, PROV.wasGeneratedBy, activity)
+        cat(activity, RDF.type, PROV.Activity)
+        cat(activity, RDFS.label, Literal("gold answers re-computed from the gold SPARQL queries"))
+        cat(activity, PROV.used, NamedNode(meta.derived_from))
+        if meta.refreshed_with:
+            cat(activity, PROV.used, _iri_or_literal(meta.refreshed_with))
+            cat(activity, QAB.kbEndpoint, Literal(meta.refreshed_with))
+        cat(activity, PROV.endedAtTime, Literal(meta.loaded_at.isoformat(), datatype=XSD.dateTime))
     cat(ver, QAB.graph, graph)
     for warning in dataset.warnings[:_MAX_WARNINGS]:
         prefix = f"question {warning.question_id}: " if warning.question_id else ""

@@ -165,8 +165,14 @@ def store_dataset(
     title: str | None = None,
     catalog_name: str | None = None,
     split: str | None = None,
+    derived_from: str | None = None,
+    refreshed_with: str | None = None,
 ) -> LoadOutcome:
-    """Store an already parsed dataset as a new version (or recognise an identical one)."""
+    """Store an already parsed dataset as a new version (or recognise an identical one).
+
+    ``derived_from`` (a version IRI) and ``refreshed_with`` (an endpoint) record provenance for
+    versions computed from another version rather than loaded from a file.
+    """
     name = iris.slug(name)
     digest = hashlib.sha256(data).hexdigest()
     existing = list_versions(store, base, name)
@@ -186,6 +192,8 @@ def store_dataset(
         split=split,
         catalog_name=catalog_name,
         previous_version=existing[-1].version if existing else None,
+        derived_from=derived_from,
+        refreshed_with=refreshed_with,
     )
     store.add(dataset_rdf.version_quads(base, dataset, meta))
     warnings = tuple(

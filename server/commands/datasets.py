@@ -11,6 +11,8 @@ from typing import Any
 from evaluators import catalog, library
 from evaluators.checks import CheckReport, check_dataset
 from evaluators.formats import parse_file
+from evaluators.formats.qald_json_writer import dataset_json
+from evaluators.knowledge import refresh_answers
 from evaluators.model import SourceFormat
 from server.context import Context
 
@@ -53,6 +55,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fetch.add_argument("--mirror", help="base URL or directory (overrides datasets.mirror)")
     fetch.add_argument("--json", action="store_true")
     fetch.set_defaults(func=run_fetch)
+
+    refresh = act.add_parser(
+        "refresh", help="re-run each gold SPARQL query against a KB and store a new version"
+    )
+    refresh.add_argument("name", help="NAME[@N] of a loaded dataset")
+    refresh.add_argument("--endpoint", required=True, help="SPARQL endpoint URL")
+    refresh.add_argument("--timeout", type=float, default=30.0, help="seconds per query")
+    refresh.add_argument("--json", action="store_true")
+    refresh.set_defaults(func=run_refresh)
 
     check = act.add_parser("check", help="check a dataset (stored by NAME, or a file by PATH)")
     check.add_argument("target", help="NAME[@N] of a loaded dataset, or a file path")
@@ -241,3 +252,40 @@ def _print_report(label: str, report: CheckReport, stored: bool) -> None:
         print(f"{f.severity:7} {f.code:22} {where}: {f.message}{pos}")
     if stored:
         print("(report stored in the dataset version's check graph)")
+
+
+def run_refresh(ctx: Context, args: argparse.Namespace) -> int:
+    """Re-compute gold answers from the gold queries and store them as a new version."""
+    base = ctx.config.base_iri
+    info = library.resolve_version(ctx.store, base, args.name)
+    dataset = library.read_dataset(ctx.store, info)
+    refreshed, failures = refresh_answers(dataset, args.endpoint, timeout=args.timeout)
+    outcome = library.store_dataset(
+        ctx.store,
+        base,
+        refreshed,
+        dataset_json(refreshed, info.name),
+        name=info.name,
+        source=args.endpoint,
+        knowledge_base=info.knowledge_base,
+        title=info.title,
+        derived_from=info.iri,
+        refreshed_with=args.endpoint,
+    )
+    if args.json:
+        doc = _info_json(outcome.info)
+        doc.update(
+            created=outcome.created,
+            refreshed_from=info.iri,
+            failures=[{"question_id": f.question_id, "message": f.message} for f in failures],
+        )
+        ctx.emit_json(doc)
+        return 0
+    _report_load(ctx, outcome, False)
+    print(
+        f"{len(dataset.questions) - len(failures)} questions refreshed, {len(failures)} kept "
+        "their old answers:"
+    )
+    for f in failures:
+        print(f"  question {f.question_id}: {f.message}")
+    return 0

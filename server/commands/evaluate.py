@@ -1,0 +1,155 @@
+"""``qabench evaluate``: score an answers file against a dataset, as JSON or a readable table."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from evaluators import library
+from evaluators.bioasq import evaluate_bioasq
+from evaluators.errors import EvaluationError
+from evaluators.formats import parse_file
+from evaluators.knowledge import open_kb
+from evaluators.model import Dataset
+from evaluators.profiles import PROFILES
+from evaluators.results import MEASURES, EvaluationResult, to_json
+from evaluators.scoring import evaluate
+from server.context import CliError, Context
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the evaluate command."""
+    ev = sub.add_parser(
+        "evaluate",
+        help="score an answers file against a dataset",
+        description="Score QALD-JSON, QALD-XML or extended QALD answers (or a BioASQ response) "
+        "against a loaded dataset or a dataset file.",
+    )
+    ev.add_argument("--dataset", required=True, help="NAME[@N] of a loaded dataset, or a file")
+    ev.add_argument("--answers", required=True, type=Path, help="the system's answers file")
+    ev.add_argument(
+        "--profile",
+        help=f"scoring profile: {', '.join(PROFILES)} (QA); "
+        "BioASQ data is always scored with the official 'bioasq' rules",
+    )
+    ev.add_argument("--language", default="en", help="question language (default en)")
+    ev.add_argument(
+        "--kb",
+        help="knowledge base for sameAs/label lookups: a loaded KB name or "
+        "a SPARQL endpoint URL (default: evaluation.kb)",
+    )
+    ev.add_argument(
+        "--bioasq-version",
+        type=int,
+        default=8,
+        choices=[2, 3, 5, 8, 9],
+        help="BioASQ evaluator version (MAP denominator), default 8",
+    )
+    ev.add_argument("--json", action="store_true", help="print one JSON document")
+    ev.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="MEASURE=VALUE",
+        help="exit with status 1 if MEASURE (e.g. micro_f1, C2KB.macro_f1, documents.map) is "
+        "below VALUE or undefined; repeatable",
+    )
+    ev.set_defaults(func=run)
+
+
+def _gold(ctx: Context, ref: str) -> tuple[Dataset, str]:
+    path = Path(ref)
+    if path.is_file():
+        return parse_file(path, max_bytes=ctx.config.datasets.max_file_bytes), path.stem
+    info = library.resolve_version(ctx.store, ctx.config.base_iri, ref)
+    return library.read_dataset(ctx.store, info), f"{info.name}/v{info.version}"
+
+
+def _thresholds(specs: list[str]) -> list[tuple[str | None, str, float]]:
+    out: list[tuple[str | None, str, float]] = []
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep:
+            raise CliError(f"--fail-under {spec!r}: expected MEASURE=VALUE, e.g. micro_f1=0.5")
+        kind, dot, measure = name.strip().rpartition(".")
+        if measure not in MEASURES:
+            raise CliError(
+                f"--fail-under {spec!r}: unknown measure {measure!r}; known: "
+                f"{', '.join(sorted(MEASURES))}"
+            )
+        try:
+            out.append((kind if dot else None, measure, float(value)))
+        except ValueError:
+            raise CliError(f"--fail-under {spec!r}: {value!r} is not a number") from None
+    return out
+
+
+def run(ctx: Context, args: argparse.Namespace) -> int:
+    """Evaluate and print; return 1 when a --fail-under threshold is missed."""
+    thresholds = _thresholds(args.fail_under)
+    gold, label = _gold(ctx, args.dataset)
+    answers = parse_file(args.answers, max_bytes=ctx.config.datasets.max_file_bytes)
+    if any(q.bioasq is not None for q in gold.questions):
+        result = evaluate_bioasq(gold, answers, version=args.bioasq_version, dataset_label=label)
+    else:
+        profile = args.profile or ctx.config.evaluation.default_profile
+        if profile not in PROFILES:
+            raise CliError(f"--profile {profile!r}: expected one of {', '.join(PROFILES)}")
+        kb_spec = args.kb if args.kb is not None else ctx.config.evaluation.kb
+        kb = None
+        if kb_spec:
+            store = None if kb_spec.startswith(("http://", "https://")) else ctx.store
+            kb = open_kb(store, ctx.config.base_iri, kb_spec)
+        result = evaluate(
+            gold,
+            answers.by_id(),
+            profile=profile,
+            language=args.language,
+            kb=kb,
+            dataset_label=label,
+            bootstrap_samples=ctx.config.evaluation.bootstrap_samples,
+        )
+    if args.json:
+        ctx.emit_json(to_json(result))
+    else:
+        print_table(result)
+    return 1 if _missed(result, thresholds) else 0
+
+
+def _missed(result: EvaluationResult, thresholds: list[tuple[str | None, str, float]]) -> bool:
+    missed = False
+    for kind, measure, floor in thresholds:
+        target = result.get(kind) if kind else (result.get("QA") or result.results[0])
+        if target is None:
+            raise EvaluationError(f"--fail-under: no {kind!r} results in this evaluation")
+        value = target.value(measure)
+        if value is None or math.isnan(value) or value < floor:
+            shown = "undefined" if value is None else f"{value:.4f}"
+            print(f"qabench: {target.experiment_type}.{measure} = {shown} < {floor}")
+            missed = True
+    return missed
+
+
+def print_table(result: EvaluationResult) -> None:
+    """Print the results as a readable table, one row per experiment type."""
+    print(
+        f"dataset {result.dataset}, profile {result.profile}, language {result.language}, "
+        f"{result.questions} questions"
+    )
+    for r in result.results:
+        print(f"\n{r.experiment_type}")
+        for m in r.measures:
+            info = MEASURES[m.measure]
+            if m.value is None:
+                shown = f"undefined ({m.undefined_reason})"
+            elif info.is_count:
+                shown = str(int(m.value))
+            else:
+                shown = f"{m.value:.4f}"
+            print(f"  {info.label:34} {shown}")
+    if result.unknown_ids:
+        ids = ", ".join(result.unknown_ids[:20])
+        print(f"\n{len(result.unknown_ids)} answer ids match no question: {ids}")
+    for note in result.notes:
+        print(f"note: {note}")

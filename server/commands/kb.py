@@ -1,0 +1,53 @@
+"""``qabench kb ...``: knowledge bases used for owl:sameAs and label lookups."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+from pathlib import Path
+
+from evaluators.knowledge import load_kb
+from server.context import CliError, Context
+from store import queries
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the kb command group."""
+    kb = sub.add_parser("kb", help="load and list knowledge bases for answer matching")
+    act = kb.add_subparsers(dest="kb_command", metavar="ACTION")
+    act.required = True
+    load = act.add_parser("load", help="load an RDF file (Turtle, N-Triples, …) as a named KB")
+    load.add_argument("file", type=Path)
+    load.add_argument("--name", required=True, help="the KB's name (use it with --kb NAME)")
+    load.add_argument("--json", action="store_true")
+    load.set_defaults(func=run_load)
+    lst = act.add_parser("list", help="list loaded knowledge bases")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=run_list)
+
+
+def run_load(ctx: Context, args: argparse.Namespace) -> int:
+    """Load (or replace) a knowledge base."""
+    if not args.file.is_file():
+        raise CliError(f"{args.file}: no such file")
+    info = load_kb(ctx.store, ctx.config.base_iri, args.file, args.name)
+    if args.json:
+        ctx.emit_json(asdict(info))
+    else:
+        print(f"{info.name}\t{info.triples} triples\t{info.iri}")
+    return 0
+
+
+def run_list(ctx: Context, args: argparse.Namespace) -> int:
+    """List loaded knowledge bases."""
+    rows = ctx.store.select(queries.load("kb_list"))
+    items = [
+        {"name": r["name"].value, "iri": r["kb"].value, "triples": int(r["triples"].value)}
+        for r in rows
+    ]
+    if args.json:
+        ctx.emit_json(items)
+    else:
+        for item in items:
+            print(f"{item['name']}\t{item['triples']} triples\t{item['iri']}")
+    return 0

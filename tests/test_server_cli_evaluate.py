@@ -1,0 +1,276 @@
+"""`qabench evaluate`, `qabench kb` and `qabench datasets refresh` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "server" / "examples"
+QUESTIONS = EXAMPLES / "example-questions.json"
+ANSWERS = EXAMPLES / "example-answers.json"
+QA_KEYS = {
+    "micro_precision",
+    "micro_recall",
+    "micro_f1",
+    "macro_precision",
+    "macro_recall",
+    "macro_f1",
+    "macro_f1_qald",
+    "errors",
+}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def evaluate_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    globals_ = argv[:2] if argv[:1] == ("--data-dir",) else ()
+    status, out, err = run(capsys, *globals_, "evaluate", *argv[len(globals_) :], "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def test_json_shape_follows_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = evaluate_json(capsys, "--dataset", str(QUESTIONS), "--answers", str(ANSWERS))
+    assert (doc["profile"], doc["language"], doc["questions"]) == ("strict", "en", 8)
+    assert set(doc["results"]["QA"]) >= QA_KEYS
+    assert {"C2KB", "P2KB", "RE2KB"} <= set(doc["results"])
+    for kind, measures in doc["results"].items():
+        for name, value in measures.items():
+            if name.endswith("_undefined") or value is None:
+                continue
+            assert 0 <= value <= 1 or name in ("errors", "avg_millis", "questions"), (kind, name)
+
+
+@pytest.mark.parametrize("profile", ["strict", "gerbil", "gerbil-legacy", "qald-classic"])
+def test_gold_against_itself_scores_one(capsys: pytest.CaptureFixture[str], profile: str) -> None:
+    doc = evaluate_json(
+        capsys, "--dataset", str(QUESTIONS), "--answers", str(QUESTIONS), "--profile", profile
+    )
+    qa = doc["results"]["QA"]
+    for key in ("micro_f1", "macro_f1", "macro_precision", "macro_recall"):
+        assert qa[key] == 1.0, (profile, key)
+    if profile == "qald-classic":
+        assert qa["processed"] == 8
+        assert qa["global_f1"] == qa["processed_f1"] == 1.0
+
+
+def test_strict_matches_more_than_gerbil_on_typed_literals(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    strict = evaluate_json(capsys, "--dataset", str(QUESTIONS), "--answers", str(ANSWERS))
+    gerbil = evaluate_json(
+        capsys, "--dataset", str(QUESTIONS), "--answers", str(ANSWERS), "--profile", "gerbil"
+    )
+    # 291134 vs 291134.0 and 1365-03-12 vs 1365-03-12T00:00:00Z match only under strict
+    assert strict["results"]["QA"]["micro_f1"] > gerbil["results"]["QA"]["micro_f1"]
+
+
+def test_fail_under_gates_the_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys,
+        "evaluate",
+        "--dataset",
+        str(QUESTIONS),
+        "--answers",
+        str(ANSWERS),
+        "--fail-under",
+        "micro_f1=0.99",
+    )
+    assert status == 1
+    assert "micro_f1" in out
+    status, _, _ = run(
+        capsys,
+        "evaluate",
+        "--dataset",
+        str(QUESTIONS),
+        "--answers",
+        str(QUESTIONS),
+        "--fail-under",
+        "QA.micro_f1=0.99",
+    )
+    assert status == 0
+    status, _, err = run(
+        capsys,
+        "evaluate",
+        "--dataset",
+        str(QUESTIONS),
+        "--answers",
+        str(ANSWERS),
+        "--fail-under",
+        "f2=0.5",
+    )
+    assert status == 2 and "unknown measure" in err
+
+
+def test_unknown_answer_ids_are_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(ANSWERS.read_text("utf-8"))
+    doc["questions"][0]["id"] = "404"
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    result = evaluate_json(capsys, "--dataset", str(QUESTIONS), "--answers", str(path))
+    assert result["unknown_ids"] == ["404"]
+
+
+def test_stored_dataset_and_kb_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = str(tmp_path)
+    assert run(capsys, "--data-dir", d, "datasets", "load", str(QUESTIONS), "--name", "ex")[0] == 0
+    without = evaluate_json(capsys, "--data-dir", d, "--dataset", "ex", "--answers", str(ANSWERS))
+    status, out, _ = run(
+        capsys,
+        "--data-dir",
+        d,
+        "kb",
+        "load",
+        str(EXAMPLES / "example-kb.ttl"),
+        "--name",
+        "example",
+        "--json",
+    )
+    assert status == 0 and json.loads(out)["triples"] == 37
+    _, out, _ = run(capsys, "--data-dir", d, "kb", "list", "--json")
+    assert [k["name"] for k in json.loads(out)] == ["example"]
+    with_kb = evaluate_json(
+        capsys, "--data-dir", d, "--dataset", "ex", "--answers", str(ANSWERS), "--kb", "example"
+    )
+    # question 7: the system answers Vienna's Wikidata page; only the KB's owl:sameAs links it
+    assert with_kb["results"]["QA"]["micro_f1"] > without["results"]["QA"]["micro_f1"]
+    status, _, err = run(
+        capsys,
+        "--data-dir",
+        d,
+        "evaluate",
+        "--dataset",
+        "ex",
+        "--answers",
+        str(ANSWERS),
+        "--kb",
+        "nope",
+    )
+    assert status == 2 and "kb load" in err
+
+
+def test_bioasq_gold_against_itself(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = next((shared_data / "bioasq").rglob("BioASQ-trainingDataset2b.json"))
+    doc = json.loads(source.read_text("utf-8"))
+    doc["questions"] = doc["questions"][:40]
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(doc), "utf-8")
+    result = evaluate_json(capsys, "--dataset", str(gold), "--answers", str(gold))
+    assert result["profile"] == "bioasq"
+    docs = result["results"]["documents"]
+    assert docs["mean_precision"] == docs["mean_recall"] == pytest.approx(1.0)
+    # The official AP divides by min(10, |gold|) and does not cut responses to 10 documents,
+    # so a gold list longer than 10 used as a response scores MAP above 1 (bioasq.md, quirk 2).
+    assert docs["map"] >= 1.0
+    assert result["results"]["snippets"]["mean_f1"] == pytest.approx(1.0)
+    assert set(result["results"]) >= {"documents", "snippets", "yesno", "factoid", "list", "ideal"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def example_endpoint(tmp_path: Path) -> Iterator[str]:
+    """A real `oxigraph serve` on loopback holding the example knowledge base."""
+    exe = str(Path(sys.executable).with_name("oxigraph"))
+    location = tmp_path / "oxigraph"
+    subprocess.run(
+        [exe, "load", "--location", str(location), "--file", str(EXAMPLES / "example-kb.ttl")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    port = _free_port()
+    proc = subprocess.Popen(
+        [exe, "serve-read-only", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/query"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(url, params={"query": "ASK {}"}, timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, "oxigraph did not start"
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_refresh_stores_a_new_version_with_provenance(
+    tmp_path: Path, example_endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(QUESTIONS.read_text("utf-8"))
+    # stale gold: Graz's population from an older KB; and a query the endpoint rejects
+    doc["questions"][1]["answers"][0]["results"]["bindings"][0]["num"]["value"] = "250000"
+    doc["questions"][4]["query"]["sparql"] = "SELECT ?x WHERE { ?x"
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps(doc), "utf-8")
+    d = str(tmp_path / "d")
+    run(capsys, "--data-dir", d, "datasets", "load", str(stale), "--name", "ex")
+    status, out, err = run(
+        capsys,
+        "--data-dir",
+        d,
+        "datasets",
+        "refresh",
+        "ex",
+        "--endpoint",
+        example_endpoint,
+        "--json",
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    assert (result["version"], result["created"]) == (2, True)
+    assert [f["question_id"] for f in result["failures"]] == ["5"]
+    fresh = evaluate_json(
+        capsys,
+        "--data-dir",
+        d,
+        "--dataset",
+        "ex@2",
+        "--answers",
+        str(QUESTIONS),
+        "--profile",
+        "gerbil",
+    )
+    old = evaluate_json(
+        capsys,
+        "--data-dir",
+        d,
+        "--dataset",
+        "ex@1",
+        "--answers",
+        str(QUESTIONS),
+        "--profile",
+        "gerbil",
+    )
+    assert fresh["results"]["QA"]["micro_f1"] > old["results"]["QA"]["micro_f1"]
