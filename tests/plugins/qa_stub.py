@@ -212,12 +212,20 @@ class StubServer:
         self.thread.join(timeout=5)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that hang up on purpose (timeouts, size limits) are not errors here."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Say nothing: a reset connection is part of the faults under test."""
+
+
 def start_stub(behaviour: Callable[[str, str], Reply] | None = None) -> StubServer:
     """Start a stub on a free loopback port (default behaviour: empty answers)."""
     stub = QaStub(url="", behaviour=behaviour or (lambda text, lang: ok(None)))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(stub))
-    server.daemon_threads = True
-    server.block_on_close = False
+    server = _QuietServer(("127.0.0.1", 0), _handler(stub))
     stub.url = f"http://127.0.0.1:{server.server_address[1]}/gerbil"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.daemon = True

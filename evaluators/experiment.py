@@ -1,0 +1,438 @@
+"""Experiment orchestration: submit, run (in the foreground or a background thread), resume,
+publish. The only module in ``evaluators`` that writes experiments to the store.
+
+Each task's outcome (state, times, error count and its Data Cube results) is written in one
+transaction, so a process killed at any moment leaves every task queued, running or complete,
+never half-written. ``evaluators.experiment_recovery`` turns the leftovers of a dead process into
+``interrupted`` tasks, and ``ExperimentRunner.resume`` finishes exactly those.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pyoxigraph import Literal, Quad
+
+from evaluators import experiment_rdf as rdf
+from evaluators import library
+from evaluators.errors import EvaluationError
+from evaluators.experiment_handles import RunLimits, SystemHandles
+from evaluators.experiment_plan import (
+    ExperimentRequest,
+    SystemRequest,
+    new_experiment_id,
+    plan_experiment,
+)
+from evaluators.experiment_read import (
+    ExperimentOverview,
+    ExperimentSummary,
+    experiment_summary,
+    list_experiments,
+    overview,
+    task_summaries,
+)
+from evaluators.experiment_recovery import process_token, recover_interrupted, task_state_quads
+from evaluators.experiment_results import result_quads
+from evaluators.experiment_task import TaskOutcome, TaskSettings, run_task
+from evaluators.knowledge import KnowledgeBase, open_kb
+from evaluators.systems import SystemRegistry, public_url
+from store import graphs
+from store.errors import StoreError
+from store.triplestore import TripleStore
+from store.visibility import token_hash
+from vocab import iris
+from vocab.project import QAB
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ExperimentRequest",
+    "ExperimentRunner",
+    "ProgressEvent",
+    "RunLimits",
+    "Submission",
+    "SystemRequest",
+    "recover_interrupted",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A stored experiment: its id, IRI and the owner's access token (shown once)."""
+
+    id: str
+    iri: str
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    """Progress of one task: ``done`` of ``total`` questions asked."""
+
+    experiment_id: str
+    task: int
+    status: rdf.TaskStatus
+    done: int
+    total: int
+
+
+Progress = Callable[[ProgressEvent], None]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _failed(code: int, message: str) -> TaskOutcome:
+    return TaskOutcome(rdf.TaskStatus.FAILED, code, errors=0, asked=0, message=message[:1000])
+
+
+class ExperimentRunner:
+    """Creates and runs the experiments of one store; one instance per process."""
+
+    def __init__(
+        self,
+        store: TripleStore,
+        base: str,
+        *,
+        limits: RunLimits,
+        registry: SystemRegistry,
+        release: rdf.SoftwareRelease,
+        kb: str = "",
+        on_write: Callable[[], None] | None = None,
+    ) -> None:
+        """Prepare a runner.
+
+        Args:
+            store: the store experiments live in.
+            base: the base IRI.
+            limits: timeouts, concurrency and tolerance (``[evaluation]``).
+            registry: the built-in systems.
+            release: the qabench code that carries out tasks (provenance).
+            kb: a KB name in the store or a SPARQL endpoint URL for matching ("" for none).
+            on_write: called after every store write.
+        """
+        self.store = store
+        self.base = base
+        self.limits = limits
+        self.registry = registry
+        self.release = release
+        self.on_write = on_write
+        self._kb_spec = kb
+        self._kb: KnowledgeBase | None = None
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        # Scoring parses SPARQL with rdflib, whose pyparsing grammar is not thread-safe; it is
+        # CPU-bound anyway, so tasks take turns (asking the systems still overlaps).
+        self._scoring_lock = threading.Lock()
+        self._live: set[str] = set()
+        self._cancel: dict[str, threading.Event] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._prepared: dict[str, SystemHandles] = {}
+
+    # ------------------------------------------------------------------ store writes
+    def _write(self, remove: list[Quad], add: list[Quad]) -> None:
+        with self._write_lock:
+            if remove:
+                self.store.apply(remove=remove, add=add)
+            else:
+                self.store.add(add)
+        if self.on_write is not None:
+            self.on_write()
+
+    def _set_state(self, eid: str, number: int, state: rdf.TaskState, extra: list[Quad]) -> None:
+        with self._write_lock:
+            old = task_state_quads(self.store, self.base, eid, number)
+        self._write(old, rdf.state_quads(self.base, eid, number, state) + extra)
+
+    def _knowledge(self) -> tuple[KnowledgeBase | None, rdf.KbDescription | None]:
+        spec = self._kb_spec
+        if not spec:
+            return None, None
+        if self._kb is None:
+            self._kb = open_kb(
+                self.store, self.base, spec, timeout=self.limits.request_timeout_seconds
+            )
+        if spec.startswith(("http://", "https://")):
+            return self._kb, rdf.KbDescription(public_url(spec), endpoint=public_url(spec))
+        return self._kb, rdf.KbDescription(spec, graph=graphs.kb_graph(self.base, spec).value)
+
+    # ------------------------------------------------------------------ submission
+    def submit(self, request: ExperimentRequest) -> Submission:
+        """Check a request and store the experiment with all its tasks queued.
+
+        Raises:
+            EvaluationError: (a subclass) if anything in the request is wrong: unknown dataset,
+                profile or built-in system, bad URL, an answers file that does not fit. Nothing
+                is written then.
+        """
+        planned = plan_experiment(
+            self.store,
+            self.base,
+            request,
+            registry=self.registry,
+            limits_timeout=self.limits.request_timeout_seconds,
+            limits_concurrency=self.limits.concurrency_per_system,
+            max_file_bytes=self.limits.max_file_bytes,
+        )
+        _, kb = self._knowledge()
+        token = secrets.token_urlsafe(32)
+        admin = graphs.admin_graph(self.base)
+        with self._lock:
+            eid = new_experiment_id(
+                [o.id for o in list_experiments(self.store, self.base)], _now().date()
+            )
+            record = rdf.ExperimentRecord(
+                eid, _now(), request.owner, planned.systems, planned.tasks, kb
+            )
+            quads = rdf.experiment_quads(self.base, record)
+            quads += rdf.admin_quads(self.base, eid, token_hash(token), published=request.publish)
+            quads += [
+                Quad(
+                    rdf.system_configuration_iri(self.base, eid, name),
+                    QAB.sourcePath,
+                    Literal(path),
+                    admin,
+                )
+                for name, path in planned.answer_paths.items()
+                if path
+            ]
+            if request.publish:
+                quads += rdf.publication_quads(self.base, eid, record.created)
+            self._write([], quads)
+            self._prepared[eid] = SystemHandles.from_plan(
+                planned, self.limits, self.registry, self.release
+            )
+        return Submission(eid, iris.experiment_iri(self.base, eid).value, token)
+
+    def start(self, request: ExperimentRequest, *, progress: Progress | None = None) -> Submission:
+        """Submit, then run in a background thread; return as soon as the experiment is stored.
+
+        Raises:
+            EvaluationError: as ``submit``.
+        """
+        submission = self.submit(request)
+        thread = threading.Thread(
+            target=self._run_logged,
+            args=(submission.id, progress),
+            name=f"experiment-{submission.id}",
+            daemon=True,
+        )
+        with self._lock:
+            self._threads[submission.id] = thread
+            self._live.add(submission.id)
+        thread.start()
+        return submission
+
+    def _run_logged(self, eid: str, progress: Progress | None) -> None:
+        try:
+            self.run(eid, progress=progress)
+        except Exception:  # a background run has nobody to raise to; the log keeps it
+            log.exception("Experiment %s stopped with an unexpected error", eid)
+
+    def wait(self, experiment_id: str, timeout: float | None = None) -> bool:
+        """Wait for a background run of this runner; return whether it has ended."""
+        thread = self._threads.get(experiment_id)
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def cancel(self, experiment_id: str) -> None:
+        """Ask a running experiment to stop; its unfinished tasks end ``interrupted``."""
+        event = self._cancel.get(experiment_id)
+        if event is not None:
+            event.set()
+
+    def live(self) -> frozenset[str]:
+        """Return the ids of the experiments running in this process."""
+        with self._lock:
+            return frozenset(self._live)
+
+    # ------------------------------------------------------------------ running
+    def run(
+        self,
+        experiment_id: str,
+        *,
+        progress: Progress | None = None,
+        overrides: Mapping[str, SystemRequest] | None = None,
+    ) -> ExperimentSummary:
+        """Run every queued task of an experiment and return its summary.
+
+        Raises:
+            UnknownExperimentError: if there is no such experiment.
+        """
+        return self._run(experiment_id, (rdf.TaskStatus.QUEUED,), progress, overrides or {})
+
+    def resume(
+        self,
+        experiment_id: str,
+        *,
+        progress: Progress | None = None,
+        overrides: Mapping[str, SystemRequest] | None = None,
+    ) -> ExperimentSummary:
+        """Finish an experiment's interrupted (and still queued) tasks; finished ones stay.
+
+        Raises:
+            UnknownExperimentError: if there is no such experiment.
+            EvaluationError: if it is running in this process right now.
+        """
+        if experiment_id in self.live():
+            raise EvaluationError(f"Experiment {experiment_id} is running; wait for it to end")
+        self.recover()
+        wanted = (rdf.TaskStatus.QUEUED, rdf.TaskStatus.INTERRUPTED)
+        return self._run(experiment_id, wanted, progress, overrides or {})
+
+    def _run(
+        self,
+        eid: str,
+        wanted: tuple[rdf.TaskStatus, ...],
+        progress: Progress | None,
+        overrides: Mapping[str, SystemRequest],
+    ) -> ExperimentSummary:
+        overview(self.store, self.base, eid)
+        plans = [t.plan for t in task_summaries(self.store, self.base, eid) if t.status in wanted]
+        with self._lock:
+            self._live.add(eid)
+            cancel = self._cancel.setdefault(eid, threading.Event())
+            handles = self._prepared.pop(eid, None) or SystemHandles.from_store(
+                self.store, self.base, eid, self.limits, self.registry, self.release
+            )
+        pool = ThreadPoolExecutor(max_workers=self.limits.parallel_tasks)
+        try:
+            handles.override(overrides)
+            self._mark_runner(eid)
+            futures = [pool.submit(self._execute, eid, p, handles, cancel, progress) for p in plans]
+            for future in futures:
+                future.result()
+        except BaseException:
+            # Ctrl-C or a crash: stop asking, let running tasks record "interrupted", and mark
+            # the tasks that never started the same way.
+            cancel.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            with self._lock:
+                self._live.discard(eid)
+            self.recover()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            handles.close()
+            with self._lock:
+                self._live.discard(eid)
+                self._cancel.pop(eid, None)
+        return self.summary(eid)
+
+    def _mark_runner(self, eid: str) -> None:
+        node = iris.experiment_iri(self.base, eid)
+        with self._write_lock:
+            old = list(
+                self.store.quads(node, QAB.runnerProcess, None, graphs.admin_graph(self.base))
+            )
+        self._write(old, [rdf.runner_quad(self.base, eid, process_token())])
+
+    def _execute(
+        self,
+        eid: str,
+        plan: rdf.TaskPlan,
+        handles: SystemHandles,
+        cancel: threading.Event,
+        progress: Progress | None,
+    ) -> None:
+        if cancel.is_set():
+            return
+        started = _now()
+        running = rdf.TaskState(
+            rdf.TaskStatus.RUNNING, rdf.CODE_RUNNING, started=started, release=self.release
+        )
+        self._set_state(eid, plan.number, running, [])
+        outcome = self._outcome(eid, plan, handles, cancel, progress)
+        extra: list[Quad] = []
+        if outcome.result is not None:
+            extra = result_quads(self.base, eid, plan, outcome.result)
+        final = rdf.TaskState(
+            outcome.status,
+            outcome.code,
+            message=outcome.message,
+            started=started,
+            ended=_now(),
+            errors=outcome.errors,
+            release=self.release,
+        )
+        self._set_state(eid, plan.number, final, extra)
+        if progress is not None:
+            progress(ProgressEvent(eid, plan.number, outcome.status, outcome.asked, outcome.asked))
+
+    def _outcome(
+        self,
+        eid: str,
+        plan: rdf.TaskPlan,
+        handles: SystemHandles,
+        cancel: threading.Event,
+        progress: Progress | None,
+    ) -> TaskOutcome:
+        # GERBIL's failure codes say which stage broke (reference gerbil-qa.md §2.5).
+        try:
+            version = library.version_info(self.store, self.base, plan.dataset, plan.version)
+            dataset = library.read_dataset(self.store, version)
+        except (EvaluationError, StoreError) as exc:
+            return _failed(rdf.CODE_DATASET_ERROR, f"The dataset could not be read: {exc}")
+        try:
+            handle = handles.get(plan.system)
+        except Exception as exc:  # building a system under test (e.g. loading a model) failed
+            return _failed(rdf.CODE_SYSTEM_ERROR, f"The system could not be set up: {exc}")
+        try:
+            kb, _ = self._knowledge()
+            settings = TaskSettings(
+                language=plan.language,
+                profile=plan.profile,
+                dataset_label=f"{plan.dataset}@{plan.version}",
+                error_tolerance=self.limits.error_tolerance,
+                concurrency=handle.concurrency,
+                kb=kb,
+                bootstrap_samples=self.limits.bootstrap_samples,
+                scoring_lock=self._scoring_lock,
+            )
+
+            def report(done: int, total: int) -> None:
+                if progress is not None:
+                    progress(ProgressEvent(eid, plan.number, rdf.TaskStatus.RUNNING, done, total))
+
+            return run_task(
+                dataset, handle.system, handle.gate, settings, cancel=cancel, progress=report
+            )
+        except Exception as exc:  # one task's crash must not take the others down (GERBIL -106)
+            log.exception("Task %s of experiment %s failed unexpectedly", plan.number, eid)
+            return _failed(rdf.CODE_UNEXPECTED, f"Unexpected error: {type(exc).__name__}: {exc}")
+
+    # ------------------------------------------------------------------ reading, publishing
+    def summary(self, experiment_id: str, token: str | None = None) -> ExperimentSummary:
+        """Return an experiment with its tasks and stored results.
+
+        Raises:
+            UnknownExperimentError: if there is no such experiment.
+        """
+        return experiment_summary(self.store, self.base, experiment_id, token)
+
+    def publish(self, experiment_id: str) -> ExperimentOverview:
+        """Make an experiment public and record when; publishing twice changes nothing.
+
+        Raises:
+            UnknownExperimentError: if there is no such experiment.
+        """
+        item = overview(self.store, self.base, experiment_id)
+        if item.published:
+            return item
+        old = rdf.published_quad(self.base, experiment_id, published=False)
+        new = rdf.published_quad(self.base, experiment_id, published=True)
+        self._write([old], [new, *rdf.publication_quads(self.base, experiment_id, _now())])
+        return overview(self.store, self.base, experiment_id)
+
+    def recover(self) -> list[str]:
+        """Mark the unfinished tasks of experiments no live process runs as interrupted."""
+        return recover_interrupted(self.store, self.base, live=self.live(), on_write=self.on_write)

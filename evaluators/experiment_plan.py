@@ -1,0 +1,247 @@
+"""Turn an experiment request into checked systems and numbered tasks, before anything runs.
+
+Everything that can be wrong with a submission is found here and raised at once: unknown
+datasets or profiles, unknown built-in systems, malformed URLs, and answer files that do not
+fit their dataset. Reads the store (dataset versions) and answer files; writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from evaluators import library
+from evaluators.errors import (
+    AnswerFileError,
+    EvaluationError,
+    UnknownDatasetError,
+    UnknownSubExperimentError,
+)
+from evaluators.experiment_rdf import PROFILE_TERMS, SystemDescription, TaskPlan
+from evaluators.library import VersionInfo
+from evaluators.model import Dataset
+from evaluators.systems import (
+    AnswerFileSystem,
+    SystemKind,
+    SystemRegistry,
+    UnknownSystemError,
+    answer_file_system,
+    check_service_url,
+    public_url,
+)
+from store.triplestore import TripleStore
+
+
+@dataclass(frozen=True, slots=True)
+class SystemRequest:
+    """A system as submitted. ``url`` may hold credentials: it is used, never stored."""
+
+    name: str
+    kind: SystemKind
+    url: str | None = None
+    builtin: str | None = None
+    answers_path: Path | None = None
+    answers_dataset: str | None = None  # dataset ref; default: the single dataset
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentRequest:
+    """What to run: systems x datasets x languages x profiles."""
+
+    systems: tuple[SystemRequest, ...]
+    datasets: tuple[str, ...]
+    languages: tuple[str, ...] = ("en",)
+    profiles: tuple[str, ...] = ("strict",)
+    owner: str = ""
+    publish: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedExperiment:
+    """A checked request: descriptions to store, tasks, and the answer files already read."""
+
+    systems: tuple[SystemDescription, ...]
+    tasks: tuple[TaskPlan, ...]
+    answer_files: dict[str, AnswerFileSystem]
+    answer_paths: dict[str, str]
+    urls: dict[str, str]
+
+
+def new_experiment_id(existing: Sequence[str], today: date) -> str:
+    """Return the next id ``YYYYMMDDNNNN`` (the counter restarts every day, GERBIL §6.4).
+
+    >>> new_experiment_id(["201410100009"], date(2014, 10, 10))
+    '201410100010'
+    >>> new_experiment_id(["201410100009"], date(2014, 10, 11))
+    '201410110000'
+
+    Raises:
+        EvaluationError: if 10,000 experiments were already created today.
+    """
+    prefix = today.strftime("%Y%m%d")
+    used = [int(e[8:]) for e in existing if len(e) == 12 and e.startswith(prefix) and e.isdigit()]
+    counter = max(used, default=-1) + 1
+    if counter > 9999:
+        raise EvaluationError(f"10,000 experiments were created on {prefix}; try again tomorrow")
+    return f"{prefix}{counter:04d}"
+
+
+def plan_experiment(
+    store: TripleStore,
+    base: str,
+    request: ExperimentRequest,
+    *,
+    registry: SystemRegistry,
+    limits_timeout: float,
+    limits_concurrency: int,
+    max_file_bytes: int,
+) -> PlannedExperiment:
+    """Check a request and number its tasks.
+
+    Raises:
+        UnknownDatasetError: if a dataset is not in the store.
+        UnknownSubExperimentError: if a profile does not exist.
+        UnknownSystemError: if a system is unusable (no URL, unknown built-in, name used twice).
+        AnswerFileError: if an answers file does not parse or does not fit its dataset.
+    """
+    if not request.systems:
+        raise UnknownSystemError("An experiment needs at least one system or answers file")
+    if not request.datasets:
+        raise UnknownDatasetError("An experiment needs at least one dataset")
+    for profile in request.profiles:
+        if profile not in PROFILE_TERMS:
+            known = ", ".join(PROFILE_TERMS)
+            raise UnknownSubExperimentError(
+                f"Unknown profile {profile!r}; expected one of: {known}"
+            )
+    versions = [library.resolve_version(store, base, ref) for ref in request.datasets]
+    names = [s.name for s in request.systems]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UnknownSystemError(f"System name(s) used twice: {', '.join(repeated)}")
+    descriptions: list[SystemDescription] = []
+    targets: dict[str, list[VersionInfo]] = {}
+    files: dict[str, AnswerFileSystem] = {}
+    paths: dict[str, str] = {}
+    urls: dict[str, str] = {}
+    for system in request.systems:
+        if system.kind is SystemKind.WEB_SERVICE:
+            url = check_service_url(system.url or "")
+            urls[system.name] = url
+            descriptions.append(
+                SystemDescription(
+                    system.name,
+                    system.kind,
+                    url=public_url(url),
+                    description=system.description,
+                    owner=request.owner,
+                    timeout_seconds=limits_timeout,
+                    concurrency=limits_concurrency,
+                )
+            )
+            targets[system.name] = versions
+        elif system.kind is SystemKind.BUILT_IN:
+            info = registry.info(system.builtin or system.name)
+            descriptions.append(
+                SystemDescription(
+                    system.name,
+                    system.kind,
+                    builtin=info.name,
+                    description=system.description or info.description,
+                    owner=request.owner,
+                    concurrency=info.concurrency,
+                )
+            )
+            targets[system.name] = versions
+        else:
+            version, described, replay = _answer_file(
+                store, base, system, versions, request.owner, max_file_bytes
+            )
+            descriptions.append(described)
+            files[system.name] = replay
+            paths[system.name] = str(system.answers_path.resolve()) if system.answers_path else ""
+            targets[system.name] = [version]
+    tasks = _tasks(request, targets)
+    return PlannedExperiment(tuple(descriptions), tasks, files, paths, urls)
+
+
+def _answer_file(
+    store: TripleStore,
+    base: str,
+    system: SystemRequest,
+    versions: list[VersionInfo],
+    owner: str,
+    max_file_bytes: int,
+) -> tuple[VersionInfo, SystemDescription, AnswerFileSystem]:
+    path = system.answers_path
+    if path is None:
+        raise AnswerFileError(f"Answers system {system.name!r} has no file")
+    if system.answers_dataset:
+        version = library.resolve_version(store, base, system.answers_dataset)
+    elif len(versions) == 1:
+        version = versions[0]
+    else:
+        raise AnswerFileError(
+            f"Answers file {path.name}: say which dataset it answers, as FILE@DATASET, "
+            "when the experiment has more than one dataset"
+        )
+    data = read_answers(path, max_file_bytes)
+    replay = answer_file_system(data, source=path.name, gold=read_gold(store, version))
+    described = SystemDescription(
+        system.name,
+        SystemKind.ANSWER_FILE,
+        answers_file=path.name,
+        answers_sha256=hashlib.sha256(data).hexdigest(),
+        description=system.description,
+        owner=owner,
+    )
+    return version, described, replay
+
+
+def read_answers(path: Path, max_file_bytes: int) -> bytes:
+    """Read an answers file, refusing oversized or missing files.
+
+    Raises:
+        AnswerFileError: if the file is missing, unreadable or too large.
+    """
+    try:
+        size = path.stat().st_size
+        if size > max_file_bytes:
+            raise AnswerFileError(
+                f"Answers file {path.name} has {size} bytes; the limit is {max_file_bytes} "
+                "(datasets.max_file_bytes)"
+            )
+        return path.read_bytes()
+    except OSError as exc:
+        raise AnswerFileError(f"Cannot read answers file {path}: {exc.strerror}") from exc
+
+
+def read_gold(store: TripleStore, version: VersionInfo) -> Dataset:
+    """Read a dataset version's questions (the gold standard of its tasks)."""
+    return library.read_dataset(store, version)
+
+
+def _tasks(
+    request: ExperimentRequest, targets: dict[str, list[VersionInfo]]
+) -> tuple[TaskPlan, ...]:
+    tasks: list[TaskPlan] = []
+    for system in request.systems:
+        for version in targets[system.name]:
+            for language in request.languages:
+                for profile in request.profiles:
+                    tasks.append(
+                        TaskPlan(
+                            number=len(tasks) + 1,
+                            system=system.name,
+                            dataset=version.name,
+                            version=version.version,
+                            sha256=version.sha256,
+                            language=language,
+                            profile=profile,
+                        )
+                    )
+    return tuple(tasks)

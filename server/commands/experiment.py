@@ -1,0 +1,377 @@
+"""``qabench experiment ...``: run, resume, show, list and publish experiments.
+
+Also the wiring the web application reuses: ``software_release()`` (package version and git
+revision of the running code) and ``build_runner()`` (an ``ExperimentRunner`` configured from
+``[evaluation]``, with the built-in systems registered).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import subprocess
+import sys
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from evaluators.experiment import (
+    ExperimentRequest,
+    ExperimentRunner,
+    ProgressEvent,
+    RunLimits,
+    SystemRequest,
+    recover_interrupted,
+)
+from evaluators.experiment_rdf import SoftwareRelease, TaskStatus
+from evaluators.experiment_read import ExperimentSummary, list_experiments, summary_json
+from evaluators.systems import SystemKind, SystemRegistry, builtin_registry
+from server.config import REPO_ROOT, Config
+from server.context import CliError, Context
+from store.triplestore import TripleStore
+
+
+def software_release() -> SoftwareRelease:
+    """Return the running qabench version and, when ``git rev-parse HEAD`` works, the revision."""
+    try:
+        version = metadata.version("qabench")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    revision = None
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        if done.returncode == 0 and done.stdout.strip():
+            revision = done.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        revision = None
+    return SoftwareRelease(version, revision)
+
+
+def run_limits(config: Config) -> RunLimits:
+    """Return the experiment limits of a configuration."""
+    ev = config.evaluation
+    return RunLimits(
+        request_timeout_seconds=ev.request_timeout_seconds,
+        concurrency_per_system=ev.concurrency_per_system,
+        parallel_tasks=ev.parallel_tasks,
+        min_request_interval_seconds=ev.min_request_interval_seconds,
+        retries=ev.retries,
+        max_response_bytes=ev.max_response_bytes,
+        error_tolerance=ev.error_tolerance,
+        max_file_bytes=config.datasets.max_file_bytes,
+        bootstrap_samples=ev.bootstrap_samples,
+    )
+
+
+def build_runner(
+    config: Config,
+    store: TripleStore,
+    *,
+    registry: SystemRegistry | None = None,
+    on_write: Callable[[], None] | None = None,
+) -> ExperimentRunner:
+    """Return an experiment runner for ``store`` configured from ``config``.
+
+    Args:
+        config: the configuration (``[evaluation]`` limits and KB).
+        store: the open store.
+        registry: built-in systems (default: ``gold`` only); the app adds the RAG system.
+        on_write: called after every store write (the server refreshes its replica there).
+    """
+    return ExperimentRunner(
+        store,
+        config.base_iri,
+        limits=run_limits(config),
+        registry=registry or builtin_registry(),
+        release=software_release(),
+        kb=config.evaluation.kb,
+        on_write=on_write,
+    )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the experiment command group."""
+    exp = sub.add_parser("experiment", help="run QA systems on datasets as citable experiments")
+    act = exp.add_subparsers(dest="experiment_command", metavar="ACTION")
+    act.required = True
+
+    run = act.add_parser("run", help="submit and run an experiment; prints its id")
+    run.add_argument(
+        "--dataset",
+        action="append",
+        required=True,
+        metavar="NAME",
+        help="dataset NAME, NAME@N or version IRI (repeatable)",
+    )
+    run.add_argument(
+        "--system",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="a web service speaking the GERBIL QA protocol (repeatable)",
+    )
+    run.add_argument(
+        "--answers",
+        action="append",
+        default=[],
+        metavar="[NAME=]FILE[@DATASET]",
+        help="an answers file (QALD-JSON, QALD-XML or eQALD) (repeatable)",
+    )
+    run.add_argument(
+        "--builtin",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a built-in system, e.g. gold (repeatable)",
+    )
+    run.add_argument(
+        "--language",
+        action="append",
+        metavar="CODE",
+        help="question language (repeatable; default en)",
+    )
+    run.add_argument(
+        "--profile",
+        action="append",
+        metavar="P",
+        help="scoring profile (repeatable; default evaluation.default_profile)",
+    )
+    run.add_argument("--publish", action="store_true", help="make the experiment public at once")
+    run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    run.set_defaults(func=run_run)
+
+    resume = act.add_parser("resume", help="finish the interrupted tasks of an experiment")
+    resume.add_argument("id")
+    resume.add_argument(
+        "--system",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="call a recorded web service at this URL (e.g. with credentials)",
+    )
+    resume.add_argument(
+        "--answers",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="read a recorded answers file from this path",
+    )
+    resume.add_argument("--json", action="store_true")
+    resume.set_defaults(func=run_resume)
+
+    show = act.add_parser("show", help="show an experiment's tasks and results")
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=run_show)
+
+    lst = act.add_parser("list", help="list experiments")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=run_list)
+
+    pub = act.add_parser("publish", help="make an experiment public and citable")
+    pub.add_argument("id")
+    pub.add_argument("--json", action="store_true")
+    pub.set_defaults(func=run_publish)
+
+
+# ---------------------------------------------------------------------------- argument parsing
+
+
+def _split_name(value: str, option: str) -> tuple[str | None, str]:
+    name, sep, rest = value.partition("=")
+    if sep and name and "/" not in name:
+        return name, rest
+    if option == "--system":
+        raise CliError(f"{option} expects NAME=URL, got {value!r}")
+    return None, value
+
+
+def web_systems(values: list[str]) -> list[SystemRequest]:
+    """Parse ``--system NAME=URL`` options.
+
+    Raises:
+        CliError: if a value has no name.
+    """
+    out = []
+    for value in values:
+        name, url = _split_name(value, "--system")
+        out.append(SystemRequest(name or url, SystemKind.WEB_SERVICE, url=url))
+    return out
+
+
+def answer_systems(values: list[str]) -> list[SystemRequest]:
+    """Parse ``--answers [NAME=]FILE[@DATASET]`` options.
+
+    Raises:
+        CliError: if a file does not exist.
+    """
+    out = []
+    for value in values:
+        name, rest = _split_name(value, "--answers")
+        path, dataset = Path(rest), None
+        if not path.is_file() and "@" in rest:
+            head, _, tail = rest.rpartition("@")
+            path, dataset = Path(head), tail
+        if not path.is_file():
+            raise CliError(f"--answers: no such file {str(path)!r}")
+        out.append(
+            SystemRequest(
+                name or path.stem,
+                SystemKind.ANSWER_FILE,
+                answers_path=path,
+                answers_dataset=dataset,
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def _runner(ctx: Context) -> ExperimentRunner:
+    runner = build_runner(ctx.config, ctx.store)
+    recover_interrupted(ctx.store, ctx.config.base_iri)
+    return runner
+
+
+class _Bar:
+    """A progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=0, unit="q", file=sys.stderr, leave=False)
+        self._seen: dict[int, int] = {}
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if self._bar is None:
+            return
+        if event.task not in self._seen:
+            self._bar.total += event.total
+            self._seen[event.task] = 0
+        self._bar.update(max(0, event.done - self._seen[event.task]))
+        self._seen[event.task] = max(self._seen[event.task], event.done)
+        self._bar.set_description(f"task {event.task}")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _report(ctx: Context, summary: ExperimentSummary, as_json: bool) -> None:
+    if as_json:
+        ctx.emit_json(summary_json(summary))
+        return
+    print(
+        f"experiment {summary.id}  {summary.iri}  {'published' if summary.published else 'private'}"
+    )
+    for task in summary.tasks:
+        qa = next((r for r in task.results if r.experiment_type == "QA"), None)
+        scores = ""
+        if qa is not None:
+            parts = [
+                f"{m}={qa.value(m):.4f}"
+                for m in ("macro_f1", "micro_f1", "macro_f1_qald")
+                if qa.value(m) is not None
+            ]
+            scores = "  " + " ".join(parts)
+        plan = task.plan
+        print(
+            f"  {plan.number:>3} {plan.system} | {plan.dataset}@{plan.version} | "
+            f"{plan.language} | {plan.profile} | {task.status.value} "
+            f"errors={task.errors if task.errors is not None else '-'}{scores}"
+        )
+        if task.message and task.status is not TaskStatus.FINISHED:
+            print(f"      {task.message}")
+
+
+def run_run(ctx: Context, args: argparse.Namespace) -> int:
+    """Submit an experiment, run it, print its id and summary."""
+    systems = web_systems(args.system) + answer_systems(args.answers)
+    systems += [SystemRequest(n, SystemKind.BUILT_IN, builtin=n) for n in args.builtin]
+    try:
+        owner = getpass.getuser()
+    except (KeyError, OSError):
+        owner = ""
+    request = ExperimentRequest(
+        systems=tuple(systems),
+        datasets=tuple(args.dataset),
+        languages=tuple(args.language or ["en"]),
+        profiles=tuple(args.profile or [ctx.config.evaluation.default_profile]),
+        owner=owner,
+        publish=args.publish,
+    )
+    runner = _runner(ctx)
+    submission = runner.submit(request)
+    if not args.json:
+        print(submission.id, flush=True)
+    bar = _Bar()
+    try:
+        summary = runner.run(submission.id, progress=bar)
+    finally:
+        bar.close()
+    summary = ExperimentSummary(
+        summary.id,
+        summary.iri,
+        summary.published,
+        summary.created,
+        summary.tasks,
+        token=submission.token,
+    )
+    _report(ctx, summary, args.json)
+    if not args.json and not summary.published:
+        print(
+            f"access token (shown once; needed to view the private experiment): {submission.token}"
+        )
+    return 0
+
+
+def run_resume(ctx: Context, args: argparse.Namespace) -> int:
+    """Finish the interrupted tasks of an experiment."""
+    overrides = {s.name: s for s in web_systems(args.system) + answer_systems(args.answers)}
+    runner = _runner(ctx)
+    bar = _Bar()
+    try:
+        summary = runner.resume(args.id, progress=bar, overrides=overrides)
+    finally:
+        bar.close()
+    _report(ctx, summary, args.json)
+    return 0
+
+
+def run_show(ctx: Context, args: argparse.Namespace) -> int:
+    """Show one experiment."""
+    _report(ctx, _runner(ctx).summary(args.id), args.json)
+    return 0
+
+
+def run_list(ctx: Context, args: argparse.Namespace) -> int:
+    """List experiments (private ones too: the local operator sees everything)."""
+    _runner(ctx)
+    items = list_experiments(ctx.store, ctx.config.base_iri)
+    if args.json:
+        ctx.emit_json([{"id": i.id, "iri": i.iri, "published": i.published} for i in items])
+        return 0
+    for item in items:
+        print(f"{item.id}  {'published' if item.published else 'private  '}  {item.iri}")
+    return 0
+
+
+def run_publish(ctx: Context, args: argparse.Namespace) -> int:
+    """Publish an experiment."""
+    item = _runner(ctx).publish(args.id)
+    if args.json:
+        ctx.emit_json({"id": item.id, "iri": item.iri, "published": item.published})
+    else:
+        print(f"{item.id} published: {item.iri}")
+    return 0

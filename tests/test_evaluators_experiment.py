@@ -1,0 +1,265 @@
+"""Experiments: submission checks, ids, publication, credentials, built-in systems and
+background runs, on real QALD data in a temporary store (the three-system acceptance run is in
+``test_evaluators_experiment_acceptance.py``)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from evaluators.errors import UnknownDatasetError, UnknownSubExperimentError
+from evaluators.experiment import ExperimentRequest, SystemRequest
+from evaluators.experiment_plan import new_experiment_id
+from evaluators.experiment_rdf import TaskStatus
+from evaluators.experiment_read import (
+    UnknownExperimentError,
+    list_experiments,
+)
+from evaluators.systems import (
+    AnswerFileMismatchError,
+    SystemKind,
+    UnknownSystemError,
+)
+from store import graphs
+from store.visibility import private_experiment_ids
+from tests.plugins.qa_stub_experiments import (
+    TextOracle,
+    even_gold,
+    limits_for_tests,
+)
+
+
+def _gold_request(**changes) -> ExperimentRequest:
+    settings = {
+        "systems": (SystemRequest("gold", SystemKind.BUILT_IN, builtin="gold"),),
+        "datasets": ("qald-8-test",),
+    }
+    settings.update(changes)
+    return ExperimentRequest(**settings)  # type: ignore[arg-type]
+
+
+def test_publish_flips_the_flag_and_records_the_time_once(
+    load_qald, make_runner, store, config
+) -> None:
+    load_qald("qald-8-test")
+    runner = make_runner()
+    submission = runner.submit(_gold_request())
+    assert private_experiment_ids(store, config.base_iri) == {submission.id}
+    assert runner.publish(submission.id).published
+    assert runner.publish(submission.id).published
+    g = graphs.experiment_graph(config.base_iri, submission.id)
+    times = store.select(
+        "PREFIX qab: <https://w3id.org/qabench/vocab#> PREFIX dct: <http://purl.org/dc/terms/> "
+        "SELECT ?g ?t ?i WHERE { GRAPH ?g { ?e qab:publishedAt ?t ; dct:issued ?i } }",
+        g=g,
+    )
+    assert len(times) == 1 and times[0]["t"] == times[0]["i"]
+    assert private_experiment_ids(store, config.base_iri) == set()
+    with pytest.raises(UnknownExperimentError, match="202001010000"):
+        runner.publish("202001010000")
+
+
+def test_publish_at_submission_makes_the_experiment_public_at_once(
+    load_qald, make_runner, store, config
+) -> None:
+    load_qald("qald-8-test")
+    submission = make_runner().submit(_gold_request(publish=True))
+    assert private_experiment_ids(store, config.base_iri) == set()
+    assert store.ask(
+        "PREFIX qab: <https://w3id.org/qabench/vocab#> ASK { GRAPH ?g { ?e qab:publishedAt ?t } }",
+        g=graphs.experiment_graph(config.base_iri, submission.id),
+    )
+
+
+# ------------------------------------------------------------------------------ submission
+
+
+def test_credentials_in_a_service_url_are_used_but_never_stored(
+    load_qald, make_runner, qa_stubs, store
+) -> None:
+    load_qald("qald-8-test")
+    stub = qa_stubs()
+    secret_url = stub.url.replace("http://", "http://alice:s3cret-pw@") + "?api_key=TOPSECRET&x=1"
+    runner = make_runner()
+    submission = runner.submit(
+        ExperimentRequest(
+            systems=(SystemRequest("mine", SystemKind.WEB_SERVICE, url=secret_url),),
+            datasets=("qald-8-test",),
+        )
+    )
+    summary = runner.run(submission.id)
+    assert summary.tasks[0].status is TaskStatus.FINISHED
+    assert len(stub.requests) == 41
+    dump = "\n".join(str(q) for q in store.quads())
+    assert "s3cret-pw" not in dump and "TOPSECRET" not in dump and "alice" not in dump
+    assert stub.url + "?x=1" in dump
+
+
+def test_answer_file_with_unknown_or_duplicated_ids_is_refused_before_anything_is_written(
+    load_qald, make_runner, store, tmp_path: Path
+) -> None:
+    load_qald("qald-8-test")
+    before = len(store)
+    answers = tmp_path / "answers.json"
+    answers.write_text(
+        '{"questions": ['
+        '{"id": "1", "answers": []}, {"id": "1", "answers": []}, {"id": "4711", "answers": []}]}'
+    )
+    with pytest.raises(AnswerFileMismatchError) as caught:
+        make_runner().submit(
+            ExperimentRequest(
+                systems=(SystemRequest("f", SystemKind.ANSWER_FILE, answers_path=answers),),
+                datasets=("qald-8-test",),
+            )
+        )
+    assert caught.value.unknown_ids == ("4711",)
+    assert caught.value.duplicate_ids == ("1",)
+    assert len(store) == before
+
+
+@pytest.mark.parametrize(
+    ("request_", "error"),
+    [
+        (
+            ExperimentRequest(
+                systems=(SystemRequest("g", SystemKind.BUILT_IN, builtin="gold"),),
+                datasets=("no-such-dataset",),
+            ),
+            UnknownDatasetError,
+        ),
+        (
+            ExperimentRequest(
+                systems=(SystemRequest("g", SystemKind.BUILT_IN, builtin="rag"),),
+                datasets=("qald-8-test",),
+            ),
+            UnknownSystemError,
+        ),
+        (
+            ExperimentRequest(
+                systems=(SystemRequest("w", SystemKind.WEB_SERVICE, url="ftp://x/"),),
+                datasets=("qald-8-test",),
+            ),
+            UnknownSystemError,
+        ),
+        (
+            ExperimentRequest(
+                systems=(SystemRequest("g", SystemKind.BUILT_IN, builtin="gold"),),
+                datasets=("qald-8-test",),
+                profiles=("lenient",),
+            ),
+            UnknownSubExperimentError,
+        ),
+        (
+            ExperimentRequest(
+                systems=(
+                    SystemRequest("g", SystemKind.BUILT_IN, builtin="gold"),
+                    SystemRequest("g", SystemKind.BUILT_IN, builtin="gold"),
+                ),
+                datasets=("qald-8-test",),
+            ),
+            UnknownSystemError,
+        ),
+        (ExperimentRequest(systems=(), datasets=("qald-8-test",)), UnknownSystemError),
+    ],
+)
+def test_bad_requests_are_refused_and_nothing_is_written(
+    load_qald, make_runner, store, request_, error
+) -> None:
+    load_qald("qald-8-test")
+    before = len(store)
+    with pytest.raises(error):
+        make_runner().submit(request_)
+    assert len(store) == before
+
+
+def test_gold_builtin_scores_one_on_every_qa_measure(load_qald, make_runner) -> None:
+    load_qald("qald-8-test")
+    runner = make_runner()
+    submission = runner.submit(
+        ExperimentRequest(
+            systems=(SystemRequest("gold", SystemKind.BUILT_IN, builtin="gold"),),
+            datasets=("qald-8-test",),
+            profiles=("strict", "gerbil"),
+        )
+    )
+    summary = runner.run(submission.id)
+    assert [t.plan.profile for t in summary.tasks] == ["strict", "gerbil"]
+    for task in summary.tasks:
+        qa = next(r for r in task.results if r.experiment_type == "QA")
+        for measure in (
+            "micro_precision",
+            "micro_recall",
+            "micro_f1",
+            "macro_precision",
+            "macro_recall",
+            "macro_f1",
+            "macro_f1_qald",
+        ):
+            assert qa.value(measure) == 1.0, (task.plan.profile, measure)
+        assert qa.value("errors") == 0
+
+
+def test_ids_count_up_within_a_day(load_qald, make_runner) -> None:
+    load_qald("qald-8-test")
+    runner = make_runner()
+    request = ExperimentRequest(
+        systems=(SystemRequest("gold", SystemKind.BUILT_IN, builtin="gold"),),
+        datasets=("qald-8-test",),
+    )
+    first = runner.submit(request).id
+    second = runner.submit(request).id
+    assert second[:8] == first[:8] and int(second[8:]) == int(first[8:]) + 1
+
+
+@pytest.mark.parametrize(
+    ("existing", "today", "expected"),
+    [
+        ([], "20240101", "202401010000"),
+        (["202401010000", "202401010007"], "20240101", "202401010008"),
+        (["202312319999"], "20240101", "202401010000"),
+        (["20240101000", "garbage", "202401010003"], "20240101", "202401010004"),
+    ],
+)
+def test_new_experiment_id_resumes_the_day_counter(existing, today, expected) -> None:
+
+    day = date(int(today[:4]), int(today[4:6]), int(today[6:]))
+    assert new_experiment_id(existing, day) == expected
+
+
+def test_background_start_returns_at_once_and_reports_every_write(
+    load_qald, make_runner, qa_stubs
+) -> None:
+    data = load_qald("qald-8-test")
+    oracle = TextOracle()
+    oracle.add(data["qald-8-test"])
+    release = threading.Event()
+
+    def slow(text: str, lang: str):
+        release.wait(10)
+        return even_gold(oracle)(text, lang)
+
+    stub = qa_stubs(slow)
+    writes: list[int] = []
+    runner = make_runner(
+        limits_for_tests(request_timeout_seconds=30), on_write=lambda: writes.append(1)
+    )
+    submission = runner.start(
+        ExperimentRequest(
+            systems=(SystemRequest("s", SystemKind.WEB_SERVICE, url=stub.url),),
+            datasets=("qald-8-test",),
+        )
+    )
+    assert submission.id in runner.live()
+    states = [t.status for t in runner.summary(submission.id).tasks]
+    assert states in ([TaskStatus.QUEUED], [TaskStatus.RUNNING])
+    release.set()
+    assert runner.wait(submission.id, 60)
+    summary = runner.summary(submission.id)
+    assert summary.tasks[0].status is TaskStatus.FINISHED
+    # submission, runner record, running state, final state
+    assert len(writes) == 4
+    assert submission.id not in runner.live()
+    assert [e.id for e in list_experiments(runner.store, runner.base)] == [submission.id]
