@@ -293,3 +293,44 @@ def test_macro_over_one_question_equals_that_question(
     q = qa.per_question[0]
     for measure in ("precision", "recall", "f1"):
         assert qa.value(f"macro_{measure}") == q.value(measure)
+
+
+# ---------------------------------------------------------------- every shared benchmark file
+
+
+def _gold_files(shared_data: Path) -> list[Path]:
+    return sorted(p for p in (shared_data / "qald").rglob("*") if p.suffix in (".json", ".xml"))
+
+
+@pytest.mark.slow
+def test_every_shared_dataset_scores_one_against_itself(shared_data: Path) -> None:
+    files = _gold_files(shared_data)
+    assert len(files) >= 60
+    checked = 0
+    for path in files:
+        gold = parse_file(path)
+        if not any(q.has_answers for q in gold.questions):
+            continue
+        language = (
+            "en" if any(q.text("en") for q in gold.questions) else gold.questions[0].languages[0]
+        )
+        cache: dict = {}
+        ids = [q.id for q in gold.questions]
+        for profile in PROFILES:
+            result = evaluate(gold, gold_as_answers(gold), profile=profile, language=language,
+                              bootstrap_samples=10, markings_cache=cache)  # fmt: skip
+            for typed in result.results:
+                for q in typed.per_question:
+                    # answers are matched by id: a duplicated gold id gets the first answer
+                    if q.value("f1") == 1.0 or ids.count(q.question_id) > 1:
+                        continue
+                    # the only exception: GERBIL's mixed gold sets (IRIs and literals together)
+                    mixed = len({v.startswith("http") for v in q.gold}) == 2
+                    assert profile == "gerbil" and typed.experiment_type == "QA" and mixed, (
+                        path.name,
+                        profile,
+                        typed.experiment_type,
+                        q.question_id,
+                    )
+        checked += 1
+    assert checked >= 50
