@@ -45,13 +45,13 @@ def test_string_without_lang_is_english_and_cdata_is_text(edge: Dataset) -> None
 
 
 def test_answer_shapes_of_a_resource_question(edge: Dataset) -> None:
-    # plain IRI text, <uri> + <string> pair, plain non-IRI text, and an empty <answer/>
+    # plain IRI text, <uri> + <string> pair (one answer: the label is not a second answer),
+    # plain non-IRI text, and an empty <answer/>
     assert edge.by_id()["1"].answers == (
         AnswerSet(
             (
                 NamedNode("http://ex.org/Aare"),
                 NamedNode("http://ex.org/Main"),
-                Literal("Main"),
                 Literal("Not an IRI"),
             )
         ),

@@ -176,7 +176,16 @@ def _answer_set(element: Element, kind: str | None, diag: Diagnostics, qid: str)
             continue
         answer_kind = answer.get("answerType") or kind
         children = list(answer)
-        for child in children:
+        # One <answer> is one answer. QALD-1/2 write a resource as <uri> followed by its
+        # <string> label; the label is not a second answer (GERBIL keeps the first line of the
+        # answer's text, i.e. the URI). Without a <uri>, the first typed child counts.
+        # Variable-named children (qbench's <sector>, <sum>) are one value per variable.
+        filled = [c for c in children if _text(c).strip()]
+        variables = [c for c in filled if local_name(c.tag) not in _VALUE_TAGS]
+        typed = [c for c in filled if local_name(c.tag) in _VALUE_TAGS]
+        uris = [c for c in typed if local_name(c.tag) == "uri"]
+        chosen = variables + (uris or typed[:1])
+        for child in chosen:
             _add_value(child, answer_kind, builder, diag, qid)
         text = (answer.text or "").strip()
         if text and not children:
