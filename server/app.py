@@ -17,7 +17,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from server import pages, sparql, update, vocabulary
+from server import ask, pages, sparql, update, vocabulary
 from server import resources as resource_views
 from server.config import Config
 from server.problems import register_error_handlers
@@ -105,7 +105,7 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     register_error_handlers(app)
     app.jinja_env.globals["base_iri"] = config.base_iri
     app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)
-    for blueprint in (sparql.bp, update.bp, vocabulary.bp, resource_views.bp, pages.bp):
+    for blueprint in (sparql.bp, update.bp, vocabulary.bp, resource_views.bp, pages.bp, ask.bp):
         app.register_blueprint(blueprint)
     if config.server.demo:
         _load_demo(svc)

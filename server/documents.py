@@ -12,6 +12,7 @@ an explicit graph, so a private graph is never touched for a reader who may not 
 from __future__ import annotations
 
 from collections import deque
+from itertools import islice
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
@@ -72,11 +73,8 @@ def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:
     out: dict[Quad, None] = {}
     own_graph = experiment_graph_of(svc, iri)
     if own_graph is not None and vis.can_see(own_graph):
-        for quad in svc.store.quads(graph=own_graph):
-            out[quad] = None
-            if len(out) >= MAX_DOCUMENT_QUADS:
-                break
-        return list(out)
+        # A graph holds each quad once, so no de-duplication is needed here.
+        return list(islice(svc.store.quads(graph=own_graph), MAX_DOCUMENT_QUADS))
     found = {
         q.graph_name.value: q.graph_name
         for q in svc.store.quads(subject=iri)

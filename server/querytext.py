@@ -195,3 +195,27 @@ def query_form(query: str) -> str | None:
         if word in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
             return word
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryFacts:
+    """What the endpoint needs to know about a query, from one pass over its tokens."""
+
+    form: str | None
+    uses_service: bool
+    dataset: QueryDataset
+
+
+def analyse(query: str, base: str | None = None) -> QueryFacts:
+    """Return the form, the use of ``SERVICE`` and the ``FROM`` dataset of ``query``.
+
+    >>> analyse("ASK FROM <http://g> { SERVICE <http://x> {} }").uses_service
+    True
+    """
+    words = _words(tokens(query))
+    service = "SERVICE" in words
+    if not service and ("\\u" in query or "\\U" in query):
+        service = uses_service(query)
+    form = next((w for w in words if w in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")), None)
+    dataset = query_dataset(query, base) if "FROM" in words else QueryDataset()
+    return QueryFacts(form, service, dataset)

@@ -87,8 +87,14 @@ def worker_main(conn: Connection, snapshot: Snapshot) -> None:
             conn.send(("loaded", message[1].generation))
             continue
         job: QueryJob = message[1]
-        replicas.ensure(message[2], need_private=job.use_private)
-        conn.send(("started", replicas.generation))
+        snapshot = message[2]
+        if snapshot.generation != replicas.generation or (
+            job.use_private and replicas.private is None
+        ):
+            # Loading is announced so that it does not count against the query's time limit.
+            conn.send(("loading", snapshot.generation))
+            replicas.ensure(snapshot, need_private=job.use_private)
+            conn.send(("loaded", replicas.generation))
         store = replicas.private if job.use_private and replicas.private else replicas.public
         conn.send(("done", evaluate_job(store, job)))
 
@@ -227,21 +233,28 @@ class QueryPool:
             raise PoolBusyError("All query workers are busy") from None
         try:
             worker.conn.send(("query", job, snapshot))
-            if not worker.conn.poll(LOAD_TIMEOUT_SECONDS):
-                raise EOFError("replica load timed out")
-            worker.generation = worker.conn.recv()[1]
-            # The time budget starts once the worker's replica is current.
-            if not worker.conn.poll(self._timeout):
-                self._discard(worker)
-                self._spawn_later(snapshot)
-                raise QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
-            outcome: QueryOutcome = worker.conn.recv()[1]
+            message = self._wait(worker, snapshot)
+            if message[0] == "loading":
+                # The time budget starts once the worker's replica is current.
+                if not worker.conn.poll(LOAD_TIMEOUT_SECONDS):
+                    raise EOFError("replica load timed out")
+                worker.generation = worker.conn.recv()[1]
+                message = self._wait(worker, snapshot)
+            outcome: QueryOutcome = message[1]
         except (EOFError, OSError) as exc:
             self._discard(worker)
             self._spawn_later(snapshot)
             raise WorkerFailedError(f"The query worker stopped: {exc}") from exc
         self._idle.put(worker)
         return outcome
+
+    def _wait(self, worker: _Worker, snapshot: Snapshot) -> tuple[str, QueryOutcome]:
+        if not worker.conn.poll(self._timeout):
+            self._discard(worker)
+            self._spawn_later(snapshot)
+            raise QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
+        message: tuple[str, QueryOutcome] = worker.conn.recv()
+        return message
 
     def close(self) -> None:
         """Stop every worker (idempotent)."""

@@ -24,7 +24,7 @@ from server.queryworkers import QueryPool
 from server.replica import Replica, Snapshot
 from store import graphs
 from store.protocol import RdfStore
-from store.visibility import PrivateExperiment, private_experiments, unlocked
+from store.visibility import PrivateExperiment, private_experiments, token_hash, unlocked
 
 T = TypeVar("T")
 
@@ -119,6 +119,15 @@ class Services:
 
     def visibility(self, tokens: Iterable[str] = ()) -> Visibility:
         """Return what a reader presenting ``tokens`` may see (cached per generation)."""
+        generation = self.generation
+        presented = tuple(sorted(set(tokens)))
+        return self.cache.get_or_make(
+            generation,
+            "visibility " + " ".join(token_hash(t) for t in presented),
+            lambda: self._visibility(presented),
+        )
+
+    def _visibility(self, tokens: tuple[str, ...]) -> Visibility:
         generation = self.generation
         private: tuple[PrivateExperiment, ...] = self.cache.get_or_make(
             generation, "private", lambda: tuple(private_experiments(self.store, self.base))

@@ -116,7 +116,7 @@ def _read_only() -> Problem:
     )
 
 
-def _check(query: str) -> None:
+def _check(query: str, base_iri: str) -> querytext.QueryFacts:
     limit = services().config.server.max_query_length
     if len(query) > limit:
         raise Problem(
@@ -124,14 +124,16 @@ def _check(query: str) -> None:
             f"The query is {len(query)} characters long; this endpoint accepts at most {limit}.",
             extensions={"limit": limit},
         )
-    if querytext.uses_service(query):
+    facts = querytext.analyse(query, base_iri)
+    if facts.uses_service:
         raise Problem(
             400,
             "SERVICE is disabled on this endpoint: it would make the server "
             "fetch other sites. Query the remote endpoint directly instead.",
         )
-    if querytext.query_form(query) is None:
+    if facts.form is None:
         raise QuerySyntaxError("Malformed SPARQL: expected SELECT, ASK, CONSTRUCT or DESCRIBE")
+    return facts
 
 
 def _restrict(names: Sequence[str], visibility: Visibility) -> tuple[str, ...]:
@@ -140,11 +142,10 @@ def _restrict(names: Sequence[str], visibility: Visibility) -> tuple[str, ...]:
 
 
 def _dataset(
-    query: str, default: list[str], named: list[str], vis: Visibility, base_iri: str
+    facts: querytext.QueryFacts, default: list[str], named: list[str], vis: Visibility
 ) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None, bool]:
     if not default and not named:
-        in_query = querytext.query_dataset(query, base_iri)
-        default, named = list(in_query.default), list(in_query.named)
+        default, named = list(facts.dataset.default), list(facts.dataset.named)
     if default or named:
         chosen_default, chosen_named = _restrict(default, vis), _restrict(named, vis)
         opened = {g.value for g in vis.unlocked}
@@ -204,6 +205,7 @@ def run_query(
     html: bool,
     results_media: str | None,
     rdf_media: str | None,
+    facts: querytext.QueryFacts | None = None,
 ) -> QueryOutcome:
     """Check, restrict and evaluate one public query on the worker pool.
 
@@ -213,10 +215,11 @@ def run_query(
         QuerySyntaxError: when the query does not parse.
     """
     svc = services()
-    _check(query)
     base_iri = f"{svc.base}/sparql"
+    if facts is None:
+        facts = _check(query, base_iri)
     vis = svc.visibility(request_tokens())
-    chosen_default, chosen_named, private = _dataset(query, default, named, vis, base_iri)
+    chosen_default, chosen_named, private = _dataset(facts, default, named, vis)
     limit = svc.config.server.max_result_rows
     job = QueryJob(
         query,
@@ -267,15 +270,21 @@ def endpoint() -> Response:
     query, default, named = _read_request()
     if query is None:
         return _with_cors(sparqlpage.service_description_or_page())
-    form = querytext.query_form(query) or "SELECT"
-    if form in ("CONSTRUCT", "DESCRIBE"):
+    facts = _check(query, f"{services().base}/sparql")
+    if facts.form in ("CONSTRUCT", "DESCRIBE"):
         results_media, html = None, False
         rdf_media, html = _best(GRAPH_TYPES)
     else:
         rdf_media = None
         results_media, html = _best(RESULT_TYPES)
     outcome = run_query(
-        query, default, named, html=html, results_media=results_media, rdf_media=rdf_media
+        query,
+        default,
+        named,
+        html=html,
+        results_media=results_media,
+        rdf_media=rdf_media,
+        facts=facts,
     )
     if html and outcome.failure is None:
         return _with_cors(sparqlpage.results_page(query, outcome))
