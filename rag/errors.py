@@ -4,7 +4,12 @@
     ├── IndexMissingError       no literature index in the configured directory
     ├── CorpusFormatError       a corpus file or record that cannot be read (file, line)
     ├── QuerySyntaxError        a malformed search query (position in the query)
-    └── ModelUnavailableError   a packaged model or its libraries cannot be loaded
+    ├── ModelUnavailableError   a packaged model or its libraries cannot be loaded
+    ├── QuestionError           an empty or enormous question (RAG answering)
+    └── GeneratorError          a language-model call failed (the pipeline falls back)
+        ├── GeneratorTimeoutError    no complete answer within the time limit
+        ├── GeneratorConnectionError the endpoint refused or dropped the connection
+        └── GeneratorResponseError   an HTTP error status or a malformed/wrongly shaped reply
 
 Messages say what was wrong, where, what was expected and what to do next.
 """
@@ -58,3 +63,27 @@ class QuerySyntaxError(RagError):
 
 class ModelUnavailableError(RagError):
     """A packaged model (or the library that loads it) is not installed or cannot load."""
+
+
+class QuestionError(RagError):
+    """A question the answering pipeline refuses: empty, or longer than the configured limit."""
+
+
+class GeneratorError(RagError):
+    """A language-model call that produced no usable text.
+
+    The answering pipeline catches it per stage and falls back to that stage's extractive
+    counterpart, recording a warning; it only escapes when a caller uses a generator directly.
+    """
+
+
+class GeneratorTimeoutError(GeneratorError):
+    """The model (or the endpoint) did not finish within the time limit."""
+
+
+class GeneratorConnectionError(GeneratorError):
+    """The endpoint refused the connection or closed it before answering."""
+
+
+class GeneratorResponseError(GeneratorError):
+    """The endpoint answered with an error status, malformed JSON or JSON of the wrong shape."""

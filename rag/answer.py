@@ -1,0 +1,210 @@
+"""The answering stage: a short answer, a cited answer and (yes/no, factoid, list) an exact answer.
+
+Extractive (no model): the short answer is the best two snippets (prefixed "Yes."/"No." for
+yes/no questions), the cited answer is the best three distinct snippets, each citing its own
+article, and the exact answer comes from ``rag.exact``. With a model, each part is asked for
+separately and checked: the short answer is cut to 200 words; the cited answer goes through
+``rag.citations`` against the PMIDs of the snippets shown; the exact answer must be the
+requested JSON. A part the model fails falls back to its extractive form with a warning, and
+a cited answer without a single verifiable citation is replaced by the extractive one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rag.citations import AnswerSentence, CitedAnswer, check_citations
+from rag.errors import GeneratorError
+from rag.exact import ExactAnswer, extractive_exact, parse_exact
+from rag.generate import Generator
+from rag.prompts import SnippetLine, answer_messages, exact_messages, json_value
+from rag.snippets import Snippet
+
+SHORT_WORDS = 200
+CITED_WORDS = 150
+SHORT_TOKENS = 320
+CITED_TOKENS = 280
+EXACT_TOKENS = 120
+# Snippets shown to the model in the answer prompts.
+PROMPT_SNIPPETS = 10
+
+PartCallback = Callable[[str, str], None]  # (part: "short" | "cited", text so far)
+
+
+@dataclass(frozen=True, slots=True)
+class Answers:
+    """What the answering stage produced."""
+
+    short: str
+    cited: CitedAnswer
+    exact: ExactAnswer
+    warnings: tuple[str, ...] = ()
+
+
+def _words(text: str, limit: int) -> str:
+    words = text.split()
+    return " ".join(words[:limit]) + (" …" if len(words) > limit else "")
+
+
+def _distinct(snippets: Sequence[Snippet]) -> list[Snippet]:
+    seen: set[str] = set()
+    out = []
+    for s in snippets:
+        key = " ".join(s.text.lower().split())
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
+
+
+def extractive_short(kind: str, exact: ExactAnswer, snippets: Sequence[Snippet]) -> str:
+    """Return the best two snippets as the short answer (with "Yes."/"No." for yes/no)."""
+    body = " ".join(s.text.strip() for s in _distinct(snippets)[:2])
+    if kind == "yesno" and exact.yesno and body:
+        body = f"{exact.yesno.capitalize()}. {body}"
+    return _words(body, SHORT_WORDS)
+
+
+def extractive_cited(snippets: Sequence[Snippet]) -> CitedAnswer:
+    """Return the best three distinct snippets, each citing its own article (150 words max)."""
+    sentences: list[AnswerSentence] = []
+    words = 0
+    for s in _distinct(snippets)[:3]:
+        count = len(s.text.split())
+        if sentences and words + count > CITED_WORDS:
+            break
+        words += count
+        sentences.append(AnswerSentence(s.text.strip(), (s.pmid,)))
+    return CitedAnswer(tuple(sentences))
+
+
+def extractive_answers(question: str, kind: str, snippets: Sequence[Snippet]) -> Answers:
+    """Compose all three answers from the snippets without a model."""
+    exact = extractive_exact(question, kind, snippets)
+    warnings = () if snippets else ("no snippets were found, so there is nothing to answer from",)
+    return Answers(
+        extractive_short(kind, exact, snippets), extractive_cited(snippets), exact, warnings
+    )
+
+
+def compose_answers(
+    question: str,
+    kind: str,
+    snippets: Sequence[Snippet],
+    generator: Generator,
+    *,
+    on_text: PartCallback | None = None,
+) -> Answers:
+    """Answer from the snippets with the generator's model, falling back part by part.
+
+    Args:
+        question: the question.
+        kind: the BioASQ question type (yesno, factoid, list, summary).
+        snippets: the reranked snippets, best first.
+        generator: the generator; without a model the extractive answers are returned.
+        on_text: called with (part, text so far) while the model writes (streaming).
+
+    Returns:
+        The answers and a warning for every part that fell back.
+    """
+    base = extractive_answers(question, kind, snippets)
+    if not generator.uses_llm or not snippets:
+        return base
+    shown = [SnippetLine(s.pmid, s.text) for s in snippets[:PROMPT_SNIPPETS]]
+    warnings: list[str] = []
+    short = _model_short(question, shown, generator, on_text, warnings) or base.short
+    cited = _model_cited(question, shown, generator, on_text, warnings) or base.cited
+    exact = base.exact
+    if kind in ("yesno", "factoid", "list"):
+        exact = _model_exact(question, kind, shown, generator, warnings) or base.exact
+    return Answers(short, cited, exact, tuple(warnings))
+
+
+def _stream(on_text: PartCallback | None, part: str) -> Callable[[str], None] | None:
+    if on_text is None:
+        return None
+    return lambda text: on_text(part, text)
+
+
+def _model_short(
+    question: str,
+    shown: list[SnippetLine],
+    generator: Generator,
+    on_text: PartCallback | None,
+    warnings: list[str],
+) -> str | None:
+    try:
+        reply = generator.chat(
+            answer_messages(question, shown, cited=False),
+            max_tokens=SHORT_TOKENS,
+            on_text=_stream(on_text, "short"),
+        )
+    except GeneratorError as exc:
+        warnings.append(
+            f"short answer: the model did not answer ({exc}); showing the extractive one"
+        )
+        return None
+    return _words(reply, SHORT_WORDS)
+
+
+def _model_cited(
+    question: str,
+    shown: list[SnippetLine],
+    generator: Generator,
+    on_text: PartCallback | None,
+    warnings: list[str],
+) -> CitedAnswer | None:
+    try:
+        reply = generator.chat(
+            answer_messages(question, shown, cited=True),
+            max_tokens=CITED_TOKENS,
+            on_text=_stream(on_text, "cited"),
+        )
+    except GeneratorError as exc:
+        warnings.append(
+            f"cited answer: the model did not answer ({exc}); showing the extractive one"
+        )
+        return None
+    checked = check_citations(reply, {s.pmid for s in shown})
+    if not checked.verified_sentences:
+        warnings.append(
+            "cited answer: no sentence of the model's answer carried a citation of a shown "
+            "snippet; showing the extractive cited answer instead"
+        )
+        return None
+    flagged = len(checked.sentences) - checked.verified_sentences
+    if flagged:
+        warnings.append(
+            f"cited answer: {flagged} sentence(s) flagged: a citation was not among the shown "
+            "snippets (removed) or the sentence cites nothing"
+        )
+    return _cut(checked)
+
+
+def _cut(answer: CitedAnswer) -> CitedAnswer:
+    kept: list[AnswerSentence] = []
+    words = 0
+    for sentence in answer.sentences:
+        words += len(sentence.text.split())
+        if kept and words > CITED_WORDS:
+            break
+        kept.append(sentence)
+    return CitedAnswer(tuple(kept))
+
+
+def _model_exact(
+    question: str, kind: str, shown: list[SnippetLine], generator: Generator, warnings: list[str]
+) -> ExactAnswer | None:
+    try:
+        reply = generator.chat(exact_messages(question, kind, shown), max_tokens=EXACT_TOKENS)
+    except GeneratorError as exc:
+        warnings.append(f"exact answer: the model did not answer ({exc}); used the extractive one")
+        return None
+    parsed = parse_exact(kind, json_value(reply))
+    if parsed is None:
+        warnings.append(
+            f"exact answer: the model's reply {reply[:80]!r} is not the requested JSON; used the "
+            "extractive one"
+        )
+    return parsed

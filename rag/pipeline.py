@@ -1,0 +1,276 @@
+"""``RagSystem``: the transparent answering pipeline, each stage visible, timed and replaceable.
+
+    question ─► expand ─► retrieve ─► extract ─► rerank ─► answer
+               (query)   (top_k)    (snippets)  (top n)   (short, cited, exact)
+
+``Stages`` holds one callable per stage except retrieval (``default_stages`` picks the model
+or extractive variant from the generator); retrieval goes through a ``Retriever`` opened per
+run, because an open index is not shared between threads. ``RagSystem.ask`` returns a
+``RagRun`` with everything the run did: the queries, documents with scores, snippets with
+offsets, answers, citations, generator, settings, per-stage timings and every warning about a
+fallback. Model failures never raise here (each stage falls back and says so); an empty or
+enormous question raises ``QuestionError`` and a malformed user query ``QuerySyntaxError``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from rag.answer import Answers, PartCallback, compose_answers
+from rag.errors import QuestionError
+from rag.exact import QUESTION_TYPES, question_type
+from rag.expansion import Expansion, expand_query
+from rag.extraction import StageOutput, llm_rerank, llm_snippets, score_rerank
+from rag.generate import Generator
+from rag.retrieve import RankedDocument, Retriever
+from rag.run import (
+    Progress,
+    ProgressEvent,
+    RagRun,
+    RagSettings,
+    RetrievedDocument,
+    StageTiming,
+)
+from rag.snippets import SimilarityScorer, Snippet, extract_snippets
+
+T = TypeVar("T")
+STAGES = ("expand", "retrieve", "extract", "rerank", "answer")
+Tokenize = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """The replaceable stages (retrieval aside)."""
+
+    expand: Callable[[str], Expansion]
+    extract: Callable[[str, Sequence[RankedDocument], Tokenize], StageOutput]
+    rerank: Callable[[str, Sequence[Snippet], int], StageOutput]
+    answer: Callable[[str, str, Sequence[Snippet], PartCallback | None], Answers]
+
+
+def default_stages(
+    generator: Generator, settings: RagSettings, *, dense: SimilarityScorer | None = None
+) -> Stages:
+    """Return the stages for ``generator``: model stages with a model, extractive ones without."""
+
+    def extractive(question: str, docs: Sequence[RankedDocument], tok: Tokenize) -> StageOutput:
+        found = extract_snippets(
+            question, docs, tokenize=tok, limit=settings.snippets * 2, dense=dense
+        )
+        return StageOutput(found)
+
+    def extract(question: str, docs: Sequence[RankedDocument], tok: Tokenize) -> StageOutput:
+        if not generator.uses_llm or not docs:
+            return extractive(question, docs, tok)
+        found = llm_snippets(question, docs[: settings.llm_documents], generator, tokenize=tok)
+        if found.snippets:
+            return found
+        note = (
+            "snippet extraction: the model gave no verbatim snippet; used the extractive snippets"
+        )
+        return StageOutput(extractive(question, docs, tok).snippets, (*found.warnings, note))
+
+    def rerank(question: str, snippets: Sequence[Snippet], limit: int) -> StageOutput:
+        if generator.uses_llm:
+            return llm_rerank(question, snippets, generator, limit)
+        return score_rerank(snippets, limit)
+
+    def answer(
+        question: str, kind: str, snippets: Sequence[Snippet], on_text: PartCallback | None
+    ) -> Answers:
+        return compose_answers(question, kind, snippets, generator, on_text=on_text)
+
+    return Stages(
+        expand=lambda q: expand_query(q, generator, shots=settings.expansion_shots),
+        extract=extract,
+        rerank=rerank,
+        answer=answer,
+    )
+
+
+def check_question(question: str, max_chars: int) -> str:
+    """Return the question stripped, if it is acceptable.
+
+    Raises:
+        QuestionError: when it is empty or longer than ``max_chars``.
+    """
+    text = question.strip()
+    if not text:
+        raise QuestionError("the question is empty; type a question")
+    if len(text) > max_chars:
+        raise QuestionError(
+            f"the question has {len(text)} characters; at most {max_chars} are accepted "
+            "(rag.max_question_chars)"
+        )
+    return text
+
+
+def new_run_id(now: datetime) -> str:
+    """Return a fresh run id: the UTC time and six random hex digits."""
+    return f"{now:%Y%m%d%H%M%S}-{secrets.token_hex(3)}"
+
+
+class _Clock:
+    def __init__(self, progress: Progress | None) -> None:
+        self.timings: list[StageTiming] = []
+        self._progress = progress
+
+    def emit(self, event: ProgressEvent) -> None:
+        if self._progress is not None:
+            self._progress(event)
+
+    def run(self, stage: str, work: Callable[[], T], note: Callable[[T], str]) -> T:
+        self.emit(ProgressEvent(stage, "started"))
+        started = time.perf_counter()
+        value = work()
+        millis = (time.perf_counter() - started) * 1000.0
+        self.timings.append(StageTiming(stage, millis, note(value)))
+        self.emit(ProgressEvent(stage, "finished", millis, note(value)))
+        return value
+
+    def skip(self, stage: str, note: str) -> None:
+        self.timings.append(StageTiming(stage, 0.0, note))
+        self.emit(ProgressEvent(stage, "finished", 0.0, note))
+
+
+class RagSystem:
+    """The retrieval-augmented QA system."""
+
+    def __init__(
+        self,
+        open_retriever: Callable[[], AbstractContextManager[Retriever]],
+        generator: Generator,
+        settings: RagSettings,
+        *,
+        stages: Stages | None = None,
+        dense: SimilarityScorer | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._open = open_retriever
+        self.generator = generator
+        self.settings = settings
+        self.stages = stages or default_stages(generator, settings, dense=dense)
+        self._now = now
+        self._dense = dense is not None
+
+    def ask(
+        self,
+        question: str,
+        *,
+        query: str | None = None,
+        edited: bool | None = None,
+        kind: str | None = None,
+        language: str = "en",
+        progress: Progress | None = None,
+    ) -> RagRun:
+        """Answer ``question``; with ``query``, skip expansion and search that query.
+
+        Args:
+            question: the question as asked.
+            query: a query in the index's query language (the user's edit); None to expand.
+            edited: whether ``query`` differs from the expansion the user saw (default: True
+                when a query is given).
+            kind: the BioASQ question type when known (yesno, factoid, list, summary).
+            language: the question's language (recorded; the index is English).
+            progress: receives stage events while the run proceeds.
+
+        Returns:
+            The run.
+
+        Raises:
+            QuestionError: for an empty or enormous question, or no words to search for.
+            QuerySyntaxError: when the given query is malformed (with the position).
+            RagError: when the index cannot be opened.
+        """
+        text = check_question(question, self.settings.max_question_chars)
+        kind = kind if kind in QUESTION_TYPES else question_type(text)
+        started = self._now()
+        clock = _Clock(progress)
+        warnings: list[str] = []
+        if query is None:
+            expansion = clock.run("expand", lambda: self.stages.expand(text), _expansion_note)
+            if expansion.note:
+                warnings.append(expansion.note)
+            query_text, query_edited = expansion.query, False
+        else:
+            clock.skip("expand", "skipped: a query was given")
+            query_text, query_edited = query.strip(), True if edited is None else edited
+        if not query_text:
+            raise QuestionError(
+                "the question has no content words to search for; type a query instead"
+            )
+        with self._open() as retriever:
+            result = clock.run(
+                "retrieve",
+                lambda: retriever.search(query_text, self.settings.top_k, question=text),
+                lambda r: f"{len(r.documents)} documents" + _fallback_note(r.fallback.value),
+            )
+            docs = result.documents
+            found = clock.run(
+                "extract",
+                lambda: self.stages.extract(text, docs, retriever.tokenize),
+                lambda o: f"{len(o.snippets)} snippets",
+            )
+        if result.is_empty:
+            warnings.append("no documents were found, not even with the fallback queries")
+        elif result.fallback.value != "none":
+            warnings.append(
+                f"the query found nothing; the {result.fallback.value} fallback query "
+                f"{result.query_run!r:.200} ran instead"
+            )
+        warnings.extend(found.warnings)
+        ranked = clock.run(
+            "rerank",
+            lambda: self.stages.rerank(text, found.snippets, self.settings.snippets),
+            lambda o: f"top {len(o.snippets)} snippets",
+        )
+        warnings.extend(ranked.warnings)
+
+        def writing(part: str, partial: str) -> None:
+            clock.emit(ProgressEvent("answer", "writing", part=part, text=partial))
+
+        answers = clock.run(
+            "answer",
+            lambda: self.stages.answer(text, kind, ranked.snippets, writing),
+            lambda a: f"{len(a.cited.sentences)} cited sentences",
+        )
+        warnings.extend(answers.warnings)
+        return RagRun(
+            run_id=new_run_id(started),
+            question=text,
+            language=language,
+            question_type=kind,
+            expanded_query=query_text,
+            query_edited=query_edited,
+            query_run=result.query_run,
+            fallback=result.fallback.value,
+            documents=tuple(
+                RetrievedDocument(d.rank, d.pmid, d.score, d.article.title) for d in docs
+            ),
+            snippets=ranked.snippets,
+            short_answer=answers.short,
+            cited_answer=answers.cited,
+            exact_answer=answers.exact,
+            generator=self.generator.info,
+            settings=(*self.settings.as_pairs(), ("dense_rerank", str(self._dense).lower())),
+            timings=tuple(clock.timings),
+            warnings=tuple(dict.fromkeys(warnings)),
+            started=started,
+            finished=self._now(),
+        )
+
+
+def _expansion_note(expansion: Expansion) -> str:
+    return {"identity": "the question's words", "model": "the model's query"}.get(
+        expansion.source, "fallback to the question's words"
+    )
+
+
+def _fallback_note(fallback: str) -> str:
+    return "" if fallback == "none" else f" (fallback: {fallback})"

@@ -1,0 +1,309 @@
+"""The answering pipeline over the 200-article fixture index: extractive, and with a stub model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from rag.answer import Answers
+from rag.citations import AnswerSentence, CitedAnswer
+from rag.errors import QuerySyntaxError, QuestionError
+from rag.exact import ExactAnswer
+from rag.expansion import Expansion
+from rag.extraction import StageOutput
+from rag.generate import ExtractiveGenerator
+from rag.index import open_index
+from rag.llm_openai import OpenAIGenerator, OpenAISettings
+from rag.pipeline import STAGES, RagSystem, Stages, default_stages
+from rag.retrieve import RankedDocument, question_query
+from rag.run import ProgressEvent, RagRun, RagSettings
+from rag.snippets import Snippet
+from tests.plugins.llm_stub import LlmReply, LlmRequest, LlmStub, Script
+
+ASPIRIN = "Does aspirin reduce recurrent myocardial infarction?"
+MakeSystem = Callable[..., RagSystem]
+MakeStub = Callable[[Callable[[LlmRequest], LlmReply]], LlmStub]
+
+
+@pytest.fixture
+def extractive(make_rag_system: MakeSystem) -> RagSystem:
+    return make_rag_system(ExtractiveGenerator())
+
+
+@pytest.fixture
+def openai_system(make_rag_system: MakeSystem) -> Iterator[Callable[[LlmStub], RagSystem]]:
+    made: list[OpenAIGenerator] = []
+
+    def make(stub: LlmStub, timeout: float = 5.0) -> RagSystem:
+        made.append(OpenAIGenerator(OpenAISettings(stub.base_url, "stub", None, timeout)))
+        return make_rag_system(made[-1])
+
+    yield make
+    for generator in made:
+        generator.close()
+
+
+def assert_offsets_match_the_index(run: RagRun, index_dir: Path) -> int:
+    checked = 0
+    with open_index(index_dir) as index:
+        for snippet in run.snippets:
+            article = index.document(snippet.pmid)
+            assert article is not None
+            section = article.title if snippet.begin_section == "title" else article.abstract
+            assert section[snippet.offset_begin : snippet.offset_end + 1] == snippet.text
+            checked += 1
+    return checked
+
+
+def assert_citations_come_from_snippets(run: RagRun) -> None:
+    shown = {s.pmid for s in run.snippets}
+    for sentence in run.cited_answer.sentences:
+        assert set(sentence.citations) <= shown
+        assert sentence.flagged == (bool(sentence.removed) or not sentence.citations)
+
+
+# ---------------------------------------------------------------------------- extractive
+
+
+def test_extractive_run_records_every_stage(extractive: RagSystem, rag_index_dir: Path) -> None:
+    run = extractive.ask(ASPIRIN)
+    assert [t.stage for t in run.timings] == list(STAGES)
+    assert all(t.millis >= 0 for t in run.timings)
+    assert run.question_type == "yesno"
+    assert run.expanded_query == question_query(ASPIRIN) and not run.query_edited
+    assert run.documents[0].pmid == "1000001"
+    assert [d.rank for d in run.documents] == list(range(1, len(run.documents) + 1))
+    assert run.exact_answer.yesno == "yes"
+    assert run.short_answer.startswith("Yes. ")
+    assert "recurrent myocardial infarction" in run.short_answer
+    assert run.generator.name == "extractive"
+    assert ("top_k", "50") in run.settings
+    assert not run.warnings
+    assert assert_offsets_match_the_index(run, rag_index_dir) == len(run.snippets) > 0
+
+
+def test_extractive_cited_answer_cites_each_snippets_own_article(extractive: RagSystem) -> None:
+    run = extractive.ask(ASPIRIN)
+    sentences = run.cited_answer.sentences
+    assert 1 <= len(sentences) <= 3
+    for sentence, snippet in zip(sentences, run.snippets, strict=False):
+        assert sentence.citations == (snippet.pmid,) and not sentence.flagged
+    assert "[1000001]." in run.cited_answer.text
+    assert_citations_come_from_snippets(run)
+
+
+def test_extractive_runs_are_deterministic(extractive: RagSystem) -> None:
+    first, second = extractive.ask(ASPIRIN), extractive.ask(ASPIRIN)
+    assert first.run_id != second.run_id
+    assert (first.snippets, first.cited_answer, first.short_answer) == (
+        second.snippets,
+        second.cited_answer,
+        second.short_answer,
+    )
+
+
+def test_given_query_skips_expansion_and_is_marked_edited(extractive: RagSystem) -> None:
+    run = extractive.ask(ASPIRIN, query='"heart attack" OR clopidogrel')
+    assert run.query_edited and run.expanded_query == '"heart attack" OR clopidogrel'
+    assert run.timings[0].stage == "expand" and run.timings[0].note.startswith("skipped")
+    assert run.documents[0].pmid == "1000002"
+    unchanged = extractive.ask(ASPIRIN, query="aspirin", edited=False)
+    assert not unchanged.query_edited
+
+
+def test_malformed_query_raises_with_its_position(extractive: RagSystem) -> None:
+    with pytest.raises(QuerySyntaxError) as caught:
+        extractive.ask(ASPIRIN, query="aspirin AND (infarction")
+    assert caught.value.position == 12
+
+
+@pytest.mark.parametrize(
+    ("question", "message"),
+    [
+        ("", "the question is empty"),
+        ("   \n\t ", "the question is empty"),
+        ("x" * 2001, "2001 characters; at most 2000"),
+        ("What is it?", "no content words"),
+    ],
+)
+def test_unusable_questions_are_refused(extractive: RagSystem, question: str, message: str) -> None:
+    with pytest.raises(QuestionError, match=message):
+        extractive.ask(question)
+
+
+def test_no_hits_gives_empty_answers_and_says_so(extractive: RagSystem) -> None:
+    run = extractive.ask("Does zorblaxine cure quuxitis?")
+    assert run.documents == () and run.snippets == ()
+    assert run.short_answer == "" and run.cited_answer.sentences == ()
+    assert "no documents were found" in " ".join(run.warnings)
+    assert "nothing to answer from" in " ".join(run.warnings)
+
+
+def test_retrieval_fallback_is_reported(extractive: RagSystem) -> None:
+    run = extractive.ask(ASPIRIN, query="+aspirin +zorblaxine")
+    assert run.fallback == "broadened" and run.query_run == "aspirin zorblaxine"
+    assert any("broadened fallback query" in w for w in run.warnings)
+    assert run.documents
+
+
+def test_progress_reports_each_stage_start_and_end(extractive: RagSystem) -> None:
+    events: list[ProgressEvent] = []
+    extractive.ask(ASPIRIN, progress=events.append)
+    assert [(e.stage, e.state) for e in events] == [
+        (stage, state) for stage in STAGES for state in ("started", "finished")
+    ]
+    assert all(e.millis is not None for e in events if e.state == "finished")
+
+
+def test_every_stage_can_be_replaced(make_rag_system: MakeSystem) -> None:
+    calls: list[str] = []
+
+    def expand(question: str) -> Expansion:
+        calls.append("expand")
+        return Expansion("clopidogrel", "identity")
+
+    def extract(
+        q: str, docs: Sequence[RankedDocument], tok: Callable[[str], list[str]]
+    ) -> StageOutput:
+        calls.append("extract")
+        doc = docs[0]
+        text = doc.article.title
+        return StageOutput(
+            (Snippet("d", text, "title", "title", 0, len(text) - 1, doc.pmid, 1, 1.0, 1.0),)
+        )
+
+    def rerank(q: str, snippets: Sequence[Snippet], limit: int) -> StageOutput:
+        calls.append("rerank")
+        return StageOutput(tuple(snippets), ("custom rerank",))
+
+    def answer(q: str, kind: str, snippets: Sequence[Snippet], on_text: object) -> Answers:
+        calls.append("answer")
+        cited = CitedAnswer((AnswerSentence("Custom.", (snippets[0].pmid,)),))
+        return Answers("custom short", cited, ExactAnswer(kind, yesno="no"))
+
+    system = make_rag_system(ExtractiveGenerator(), stages=Stages(expand, extract, rerank, answer))
+    run = system.ask(ASPIRIN)
+    assert calls == ["expand", "extract", "rerank", "answer"]
+    assert run.expanded_query == "clopidogrel" and run.documents[0].pmid == "1000002"
+    assert run.short_answer == "custom short" and run.exact_answer.yesno == "no"
+    assert run.warnings == ("custom rerank",)
+
+
+def test_settings_limit_documents_and_snippets(make_rag_system: MakeSystem) -> None:
+    system = make_rag_system(ExtractiveGenerator(), RagSettings(top_k=2, snippets=1))
+    run = system.ask("Is the heart rate affected after heart surgery?")
+    assert len(run.documents) == 2 and len(run.snippets) == 1
+
+
+# ---------------------------------------------------------------------------- with a model
+
+
+def test_model_pipeline_uses_its_query_verbatim_snippets_and_checked_citations(
+    llm_stub: LlmStub, openai_system: Callable[[LlmStub], RagSystem], rag_index_dir: Path
+) -> None:
+    run = openai_system(llm_stub).ask(ASPIRIN)
+    assert run.expanded_query == 'aspirin AND ("myocardial infarction" OR "heart attack")'
+    assert run.generator.name == "openai-http"
+    assert run.snippets, "the model's verbatim sentences become snippets"
+    assert assert_offsets_match_the_index(run, rag_index_dir) == len(run.snippets)
+    assert any("do not occur verbatim" in w for w in run.warnings)
+    assert run.short_answer == "Aspirin lowers the risk of another infarction."
+    first, invented, uncited = run.cited_answer.sentences
+    assert first.citations and not first.flagged
+    assert invented.citations == () and invented.removed == ("99999999",) and invented.flagged
+    assert uncited.citations == () and uncited.removed == () and uncited.flagged
+    assert "99999999" not in run.cited_answer.text
+    assert run.cited_answer.text.count("[") == 1
+    assert any("2 sentence(s) flagged" in w for w in run.warnings)
+    assert run.exact_answer.yesno == "yes"
+    assert_citations_come_from_snippets(run)
+    stages = [r.prompt.split(" ", 3)[:3] for r in llm_stub.received()]
+    assert stages[0] == ["Write", "a", "search"]
+
+
+EXPANSION_FAULTS = {
+    "no-markers": (LlmReply(content="aspirin OR heart"), "no ##query## marker"),
+    "malformed": (LlmReply(content="##aspirin AND (heart##"), "is malformed"),
+    "http-500": (LlmReply(kind="status", status=500, body=b"x"), "did not answer"),
+    "timeout": (LlmReply(kind="hang"), "did not answer"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(EXPANSION_FAULTS))
+def test_failed_expansion_falls_back_to_the_questions_words(
+    llm_stubs: MakeStub, openai_system: Callable[..., RagSystem], fault: str
+) -> None:
+    reply, reason = EXPANSION_FAULTS[fault]
+    stub = llm_stubs(Script(expand=lambda p: reply))
+    run = openai_system(stub, timeout=0.5).ask(ASPIRIN)
+    assert run.expanded_query == question_query(ASPIRIN)
+    note = next(w for w in run.warnings if w.startswith("query expansion failed"))
+    assert reason in note and "searched for the question's words instead" in note
+    assert run.documents[0].pmid == "1000001"
+
+
+def test_a_model_failing_everywhere_still_gives_extractive_answers(
+    llm_stubs: MakeStub,
+    openai_system: Callable[..., RagSystem],
+    extractive: RagSystem,
+) -> None:
+    stub = llm_stubs(lambda r: LlmReply(kind="status", status=500, body=b"down"))
+    run = openai_system(stub).ask(ASPIRIN)
+    plain = extractive.ask(ASPIRIN)
+    assert run.snippets == plain.snippets
+    assert run.cited_answer == plain.cited_answer and run.short_answer == plain.short_answer
+    assert run.exact_answer == plain.exact_answer
+    text = " | ".join(run.warnings)
+    for part in ("query expansion failed", "snippet extraction", "short answer", "cited answer"):
+        assert part in text
+    assert all(not s.flagged for s in run.cited_answer.sentences)
+
+
+def test_cited_answer_without_any_verifiable_citation_is_replaced(
+    llm_stubs: MakeStub, openai_system: Callable[..., RagSystem]
+) -> None:
+    stub = llm_stubs(Script(cited=lambda p: LlmReply(content="A bold claim [12345678].")))
+    run = openai_system(stub).ask(ASPIRIN)
+    assert any("no sentence of the model's answer carried a citation" in w for w in run.warnings)
+    assert run.cited_answer.sentences and all(not s.flagged for s in run.cited_answer.sentences)
+    assert "12345678" not in run.cited_answer.text
+
+
+def test_malformed_model_json_falls_back_per_stage(
+    llm_stubs: MakeStub, openai_system: Callable[..., RagSystem]
+) -> None:
+    broken = LlmReply(content='{"snippets": [')
+    stub = llm_stubs(
+        Script(
+            extract=lambda p: broken,
+            rerank=lambda p: LlmReply(content="first one, then the other"),
+            exact=lambda p: LlmReply(content="I think so"),
+        )
+    )
+    run = openai_system(stub).ask(ASPIRIN)
+    text = " | ".join(run.warnings)
+    assert "the model gave no verbatim snippet; used the extractive snippets" in text
+    assert 'reranking: the reply was not JSON {"ranking": [...]}' in text
+    assert "exact answer: the model's reply 'I think so' is not the requested JSON" in text
+    assert run.snippets and run.exact_answer.yesno == "yes"
+
+
+def test_streamed_answers_are_reported_while_written(
+    llm_stub: LlmStub, openai_system: Callable[[LlmStub], RagSystem]
+) -> None:
+    events: list[ProgressEvent] = []
+    openai_system(llm_stub).ask(ASPIRIN, progress=events.append)
+    writing = [e for e in events if e.state == "writing"]
+    assert {e.part for e in writing} == {"short", "cited"}
+    shorts = [e.text for e in writing if e.part == "short"]
+    assert shorts[-1] == "Aspirin lowers the risk of another infarction."
+    assert len(shorts) >= 2
+    streamed = [r for r in llm_stub.received() if r.stream]
+    assert len(streamed) == 2
+
+
+def test_default_stages_follow_the_generator() -> None:
+    stages = default_stages(ExtractiveGenerator(), RagSettings())
+    assert stages.expand(ASPIRIN) == Expansion(question_query(ASPIRIN), "identity")
