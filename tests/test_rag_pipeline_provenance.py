@@ -92,7 +92,8 @@ def test_stored_run_answers_sparql_about_documents_citations_and_timings(
         "PREFIX qab: <https://w3id.org/qabench/vocab#> PREFIX dct: <http://purl.org/dc/terms/> "
     )
     rows = store.select(
-        prefix + "SELECT ?run ?pmid ?score WHERE { ?run qab:retrievedDocument ?d . ?d qab:pmid ?pmid ; "
+        prefix
+        + "SELECT ?run ?pmid ?score WHERE { ?run qab:retrievedDocument ?d . ?d qab:pmid ?pmid ; "
         "qab:score ?score ; qab:rank ?rank } ORDER BY ?rank",
         run=node,
     )
