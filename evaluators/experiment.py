@@ -15,12 +15,11 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from pyoxigraph import Literal, Quad
 
+from evaluators import experiment_model as model
 from evaluators import experiment_rdf as rdf
-from evaluators import library
 from evaluators.errors import EvaluationError
 from evaluators.experiment_handles import RunLimits, SystemHandles
 from evaluators.experiment_plan import (
@@ -37,13 +36,11 @@ from evaluators.experiment_read import (
     overview,
     task_summaries,
 )
-from evaluators.experiment_recovery import process_token, recover_interrupted, task_state_quads
-from evaluators.experiment_results import result_quads
-from evaluators.experiment_task import TaskOutcome, TaskSettings, run_task
+from evaluators.experiment_recovery import recover_interrupted
+from evaluators.experiment_worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
 from evaluators.knowledge import KnowledgeBase, open_kb
 from evaluators.systems import SystemRegistry, public_url
 from store import graphs
-from store.errors import StoreError
 from store.triplestore import TripleStore
 from store.visibility import token_hash
 from vocab import iris
@@ -71,28 +68,6 @@ class Submission:
     token: str
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressEvent:
-    """Progress of one task: ``done`` of ``total`` questions asked."""
-
-    experiment_id: str
-    task: int
-    status: rdf.TaskStatus
-    done: int
-    total: int
-
-
-Progress = Callable[[ProgressEvent], None]
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _failed(code: int, message: str) -> TaskOutcome:
-    return TaskOutcome(rdf.TaskStatus.FAILED, code, errors=0, asked=0, message=message[:1000])
-
-
 class ExperimentRunner:
     """Creates and runs the experiments of one store; one instance per process."""
 
@@ -103,7 +78,7 @@ class ExperimentRunner:
         *,
         limits: RunLimits,
         registry: SystemRegistry,
-        release: rdf.SoftwareRelease,
+        release: model.SoftwareRelease,
         kb: str = "",
         on_write: Callable[[], None] | None = None,
     ) -> None:
@@ -127,31 +102,16 @@ class ExperimentRunner:
         self._kb_spec = kb
         self._kb: KnowledgeBase | None = None
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        # Scoring parses SPARQL with rdflib, whose pyparsing grammar is not thread-safe; it is
-        # CPU-bound anyway, so tasks take turns (asking the systems still overlaps).
-        self._scoring_lock = threading.Lock()
+        self._writer = StoreWriter(store, base, on_write)
+        self._worker = TaskWorker(
+            self._writer, limits=limits, release=release, knowledge=lambda: self._knowledge()[0]
+        )
         self._live: set[str] = set()
         self._cancel: dict[str, threading.Event] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._prepared: dict[str, SystemHandles] = {}
 
-    # ------------------------------------------------------------------ store writes
-    def _write(self, remove: list[Quad], add: list[Quad]) -> None:
-        with self._write_lock:
-            if remove:
-                self.store.apply(remove=remove, add=add)
-            else:
-                self.store.add(add)
-        if self.on_write is not None:
-            self.on_write()
-
-    def _set_state(self, eid: str, number: int, state: rdf.TaskState, extra: list[Quad]) -> None:
-        with self._write_lock:
-            old = task_state_quads(self.store, self.base, eid, number)
-        self._write(old, rdf.state_quads(self.base, eid, number, state) + extra)
-
-    def _knowledge(self) -> tuple[KnowledgeBase | None, rdf.KbDescription | None]:
+    def _knowledge(self) -> tuple[KnowledgeBase | None, model.KbDescription | None]:
         spec = self._kb_spec
         if not spec:
             return None, None
@@ -160,8 +120,8 @@ class ExperimentRunner:
                 self.store, self.base, spec, timeout=self.limits.request_timeout_seconds
             )
         if spec.startswith(("http://", "https://")):
-            return self._kb, rdf.KbDescription(public_url(spec), endpoint=public_url(spec))
-        return self._kb, rdf.KbDescription(spec, graph=graphs.kb_graph(self.base, spec).value)
+            return self._kb, model.KbDescription(public_url(spec), endpoint=public_url(spec))
+        return self._kb, model.KbDescription(spec, graph=graphs.kb_graph(self.base, spec).value)
 
     # ------------------------------------------------------------------ submission
     def submit(self, request: ExperimentRequest) -> Submission:
@@ -186,10 +146,10 @@ class ExperimentRunner:
         admin = graphs.admin_graph(self.base)
         with self._lock:
             eid = new_experiment_id(
-                [o.id for o in list_experiments(self.store, self.base)], _now().date()
+                [o.id for o in list_experiments(self.store, self.base)], now().date()
             )
-            record = rdf.ExperimentRecord(
-                eid, _now(), request.owner, planned.systems, planned.tasks, kb
+            record = model.ExperimentRecord(
+                eid, now(), request.owner, planned.systems, planned.tasks, kb
             )
             quads = rdf.experiment_quads(self.base, record)
             quads += rdf.admin_quads(self.base, eid, token_hash(token), published=request.publish)
@@ -205,7 +165,7 @@ class ExperimentRunner:
             ]
             if request.publish:
                 quads += rdf.publication_quads(self.base, eid, record.created)
-            self._write([], quads)
+            self._writer.write([], quads)
             self._prepared[eid] = SystemHandles.from_plan(
                 planned, self.limits, self.registry, self.release
             )
@@ -268,7 +228,7 @@ class ExperimentRunner:
         Raises:
             UnknownExperimentError: if there is no such experiment.
         """
-        return self._run(experiment_id, (rdf.TaskStatus.QUEUED,), progress, overrides or {})
+        return self._run(experiment_id, (model.TaskStatus.QUEUED,), progress, overrides or {})
 
     def resume(
         self,
@@ -286,13 +246,13 @@ class ExperimentRunner:
         if experiment_id in self.live():
             raise EvaluationError(f"Experiment {experiment_id} is running; wait for it to end")
         self.recover()
-        wanted = (rdf.TaskStatus.QUEUED, rdf.TaskStatus.INTERRUPTED)
+        wanted = (model.TaskStatus.QUEUED, model.TaskStatus.INTERRUPTED)
         return self._run(experiment_id, wanted, progress, overrides or {})
 
     def _run(
         self,
         eid: str,
-        wanted: tuple[rdf.TaskStatus, ...],
+        wanted: tuple[model.TaskStatus, ...],
         progress: Progress | None,
         overrides: Mapping[str, SystemRequest],
     ) -> ExperimentSummary:
@@ -307,8 +267,10 @@ class ExperimentRunner:
         pool = ThreadPoolExecutor(max_workers=self.limits.parallel_tasks)
         try:
             handles.override(overrides)
-            self._mark_runner(eid)
-            futures = [pool.submit(self._execute, eid, p, handles, cancel, progress) for p in plans]
+            self._writer.mark_runner(eid)
+            futures = [
+                pool.submit(self._worker.execute, eid, p, handles, cancel, progress) for p in plans
+            ]
             for future in futures:
                 future.result()
         except BaseException:
@@ -327,88 +289,6 @@ class ExperimentRunner:
                 self._live.discard(eid)
                 self._cancel.pop(eid, None)
         return self.summary(eid)
-
-    def _mark_runner(self, eid: str) -> None:
-        node = iris.experiment_iri(self.base, eid)
-        with self._write_lock:
-            old = list(
-                self.store.quads(node, QAB.runnerProcess, None, graphs.admin_graph(self.base))
-            )
-        self._write(old, [rdf.runner_quad(self.base, eid, process_token())])
-
-    def _execute(
-        self,
-        eid: str,
-        plan: rdf.TaskPlan,
-        handles: SystemHandles,
-        cancel: threading.Event,
-        progress: Progress | None,
-    ) -> None:
-        if cancel.is_set():
-            return
-        started = _now()
-        running = rdf.TaskState(
-            rdf.TaskStatus.RUNNING, rdf.CODE_RUNNING, started=started, release=self.release
-        )
-        self._set_state(eid, plan.number, running, [])
-        outcome = self._outcome(eid, plan, handles, cancel, progress)
-        extra: list[Quad] = []
-        if outcome.result is not None:
-            extra = result_quads(self.base, eid, plan, outcome.result)
-        final = rdf.TaskState(
-            outcome.status,
-            outcome.code,
-            message=outcome.message,
-            started=started,
-            ended=_now(),
-            errors=outcome.errors,
-            release=self.release,
-        )
-        self._set_state(eid, plan.number, final, extra)
-        if progress is not None:
-            progress(ProgressEvent(eid, plan.number, outcome.status, outcome.asked, outcome.asked))
-
-    def _outcome(
-        self,
-        eid: str,
-        plan: rdf.TaskPlan,
-        handles: SystemHandles,
-        cancel: threading.Event,
-        progress: Progress | None,
-    ) -> TaskOutcome:
-        # GERBIL's failure codes say which stage broke (reference gerbil-qa.md §2.5).
-        try:
-            version = library.version_info(self.store, self.base, plan.dataset, plan.version)
-            dataset = library.read_dataset(self.store, version)
-        except (EvaluationError, StoreError) as exc:
-            return _failed(rdf.CODE_DATASET_ERROR, f"The dataset could not be read: {exc}")
-        try:
-            handle = handles.get(plan.system)
-        except Exception as exc:  # building a system under test (e.g. loading a model) failed
-            return _failed(rdf.CODE_SYSTEM_ERROR, f"The system could not be set up: {exc}")
-        try:
-            kb, _ = self._knowledge()
-            settings = TaskSettings(
-                language=plan.language,
-                profile=plan.profile,
-                dataset_label=f"{plan.dataset}@{plan.version}",
-                error_tolerance=self.limits.error_tolerance,
-                concurrency=handle.concurrency,
-                kb=kb,
-                bootstrap_samples=self.limits.bootstrap_samples,
-                scoring_lock=self._scoring_lock,
-            )
-
-            def report(done: int, total: int) -> None:
-                if progress is not None:
-                    progress(ProgressEvent(eid, plan.number, rdf.TaskStatus.RUNNING, done, total))
-
-            return run_task(
-                dataset, handle.system, handle.gate, settings, cancel=cancel, progress=report
-            )
-        except Exception as exc:  # one task's crash must not take the others down (GERBIL -106)
-            log.exception("Task %s of experiment %s failed unexpectedly", plan.number, eid)
-            return _failed(rdf.CODE_UNEXPECTED, f"Unexpected error: {type(exc).__name__}: {exc}")
 
     # ------------------------------------------------------------------ reading, publishing
     def summary(self, experiment_id: str, token: str | None = None) -> ExperimentSummary:
@@ -430,7 +310,7 @@ class ExperimentRunner:
             return item
         old = rdf.published_quad(self.base, experiment_id, published=False)
         new = rdf.published_quad(self.base, experiment_id, published=True)
-        self._write([old], [new, *rdf.publication_quads(self.base, experiment_id, _now())])
+        self._writer.write([old], [new, *rdf.publication_quads(self.base, experiment_id, now())])
         return overview(self.store, self.base, experiment_id)
 
     def recover(self) -> list[str]:

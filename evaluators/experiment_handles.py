@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.errors import AnswerFileError
+from evaluators.experiment_model import SoftwareRelease, SystemDescription
 from evaluators.experiment_plan import PlannedExperiment, SystemRequest, read_answers
-from evaluators.experiment_rdf import SoftwareRelease, SystemDescription
 from evaluators.experiment_read import answers_path, system_descriptions
 from evaluators.systems import (
     AnswerFileSystem,

@@ -20,7 +20,8 @@ from evaluators.errors import (
     UnknownDatasetError,
     UnknownSubExperimentError,
 )
-from evaluators.experiment_rdf import PROFILE_TERMS, SystemDescription, TaskPlan
+from evaluators.experiment_model import SystemDescription, TaskPlan
+from evaluators.experiment_rdf import PROFILE_TERMS
 from evaluators.library import VersionInfo
 from evaluators.model import Dataset
 from evaluators.systems import (

@@ -14,14 +14,8 @@ from urllib.parse import unquote
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.errors import EvaluationError
-from evaluators.experiment_rdf import (
-    PROFILE_TERMS,
-    STATUS_TERMS,
-    SystemDescription,
-    TaskPlan,
-    TaskStatus,
-    system_configuration_iri,
-)
+from evaluators.experiment_model import SystemDescription, TaskPlan, TaskStatus
+from evaluators.experiment_rdf import PROFILE_TERMS, STATUS_TERMS, system_configuration_iri
 from evaluators.results import ExperimentTypeResult, measures_json
 from evaluators.systems import SystemKind
 from store import graphs, queries

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pyoxigraph import Literal, Quad
 
+from evaluators import experiment_model as model
 from evaluators import experiment_rdf as rdf
 from evaluators.experiment_read import experiment_id_of, list_experiments
 from store import graphs, queries
@@ -118,9 +119,9 @@ def recover_interrupted(
             continue
         number = int(row["task"].value.rsplit("/", 1)[-1])
         old = task_state_quads(store, base, eid, number)
-        state = rdf.TaskState(
-            rdf.TaskStatus.INTERRUPTED,
-            rdf.CODE_INTERRUPTED,
+        state = model.TaskState(
+            model.TaskStatus.INTERRUPTED,
+            model.CODE_INTERRUPTED,
             message=INTERRUPTED_MESSAGE,
             started=started_at(old),
         )

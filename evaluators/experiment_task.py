@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from evaluators.experiment_rdf import (
+from evaluators.experiment_model import (
     CODE_FINISHED,
     CODE_INTERRUPTED,
     CODE_TOO_MANY_ERRORS,

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import threading
 from datetime import date
+from importlib import resources
 from pathlib import Path
 
 import pytest
+from pyoxigraph import RdfFormat
 
+from evaluators import library
 from evaluators.errors import UnknownDatasetError, UnknownSubExperimentError
 from evaluators.experiment import ExperimentRequest, SystemRequest
+from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_plan import new_experiment_id
-from evaluators.experiment_rdf import TaskStatus
 from evaluators.experiment_read import (
     UnknownExperimentError,
     list_experiments,
@@ -25,6 +28,7 @@ from evaluators.systems import (
 )
 from store import graphs
 from store.visibility import private_experiment_ids
+from tests.plugins.qa_stub import ok
 from tests.plugins.qa_stub_experiments import (
     TextOracle,
     even_gold,
@@ -263,3 +267,35 @@ def test_background_start_returns_at_once_and_reports_every_write(
     assert len(writes) == 4
     assert submission.id not in runner.live()
     assert [e.id for e in list_experiments(runner.store, runner.base)] == [submission.id]
+
+
+IC_DIR = Path(__file__).parent / "data" / "qb-ic"
+
+
+def test_experiment_graphs_pass_the_data_cube_integrity_constraints(
+    make_runner, qa_stubs, store, config, shared_data: Path
+) -> None:
+    base = config.base_iri
+    small = shared_data / "qald/ag-sc_QALD/4/data/qald-4_hybrid_test_withanswers.xml"
+    library.load_dataset(store, base, small, name="qald-4-hybrid-test")
+    store.load(
+        resources.files("vocab").joinpath("project.ttl").read_bytes(),
+        RdfFormat.TURTLE,
+        graph=graphs.vocab_graph(base),
+    )
+    stub = qa_stubs(lambda text, lang: ok(None))  # a system that never knows
+    runner = make_runner()
+    submission = runner.submit(
+        _gold_request(
+            systems=(
+                SystemRequest("gold", SystemKind.BUILT_IN, builtin="gold"),
+                SystemRequest("empty", SystemKind.WEB_SERVICE, url=stub.url),
+            ),
+            datasets=("qald-4-hybrid-test",),
+        )
+    )
+    summary = runner.run(submission.id)
+    assert [t.status for t in summary.tasks] == [TaskStatus.FINISHED] * 2
+    files = sorted(IC_DIR.glob("*.rq"))
+    assert len(files) == 14
+    assert [f.name for f in files if store.ask(f.read_text())] == []

@@ -14,7 +14,7 @@ from pyoxigraph import Literal, NamedNode
 
 from evaluators import library
 from evaluators.experiment import ExperimentRequest, ExperimentRunner, Submission, SystemRequest
-from evaluators.experiment_rdf import SoftwareRelease, TaskStatus
+from evaluators.experiment_model import SoftwareRelease, TaskStatus
 from evaluators.experiment_read import (
     ExperimentSummary,
     summary_json,

@@ -17,7 +17,7 @@ from pyoxigraph import NamedNode
 
 from evaluators import library
 from evaluators.experiment import ExperimentRequest, SystemRequest
-from evaluators.experiment_rdf import TaskStatus
+from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import experiment_summary
 from evaluators.experiment_recovery import is_process_alive, process_token, recover_interrupted
 from evaluators.systems import SystemKind

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from evaluators.experiment import ExperimentRequest, SystemRequest
-from evaluators.experiment_rdf import TaskStatus
+from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_task import allowed_errors
 from evaluators.model import Question
 from evaluators.scoring import evaluate

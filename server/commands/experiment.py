@@ -1,18 +1,15 @@
 """``qabench experiment ...``: run, resume, show, list and publish experiments.
 
-Also the wiring the web application reuses: ``software_release()`` (package version and git
-revision of the running code) and ``build_runner()`` (an ``ExperimentRunner`` configured from
-``[evaluation]``, with the built-in systems registered).
+Prints the experiment id as soon as it is stored, a progress bar on a terminal only, then the
+summary (``--json``: the document of ``evaluators.experiment_read.summary_json``). The runner
+comes from ``server.runner.build_runner``, the same wiring the web application uses.
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
-import subprocess
 import sys
-from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -20,81 +17,14 @@ from evaluators.experiment import (
     ExperimentRequest,
     ExperimentRunner,
     ProgressEvent,
-    RunLimits,
     SystemRequest,
     recover_interrupted,
 )
-from evaluators.experiment_rdf import SoftwareRelease, TaskStatus
+from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import ExperimentSummary, list_experiments, summary_json
-from evaluators.systems import SystemKind, SystemRegistry, builtin_registry
-from server.config import REPO_ROOT, Config
+from evaluators.systems import SystemKind
 from server.context import CliError, Context
-from store.triplestore import TripleStore
-
-
-def software_release() -> SoftwareRelease:
-    """Return the running qabench version and, when ``git rev-parse HEAD`` works, the revision."""
-    try:
-        version = metadata.version("qabench")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
-    revision = None
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-        if done.returncode == 0 and done.stdout.strip():
-            revision = done.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        revision = None
-    return SoftwareRelease(version, revision)
-
-
-def run_limits(config: Config) -> RunLimits:
-    """Return the experiment limits of a configuration."""
-    ev = config.evaluation
-    return RunLimits(
-        request_timeout_seconds=ev.request_timeout_seconds,
-        concurrency_per_system=ev.concurrency_per_system,
-        parallel_tasks=ev.parallel_tasks,
-        min_request_interval_seconds=ev.min_request_interval_seconds,
-        retries=ev.retries,
-        max_response_bytes=ev.max_response_bytes,
-        error_tolerance=ev.error_tolerance,
-        max_file_bytes=config.datasets.max_file_bytes,
-        bootstrap_samples=ev.bootstrap_samples,
-    )
-
-
-def build_runner(
-    config: Config,
-    store: TripleStore,
-    *,
-    registry: SystemRegistry | None = None,
-    on_write: Callable[[], None] | None = None,
-) -> ExperimentRunner:
-    """Return an experiment runner for ``store`` configured from ``config``.
-
-    Args:
-        config: the configuration (``[evaluation]`` limits and KB).
-        store: the open store.
-        registry: built-in systems (default: ``gold`` only); the app adds the RAG system.
-        on_write: called after every store write (the server refreshes its replica there).
-    """
-    return ExperimentRunner(
-        store,
-        config.base_iri,
-        limits=run_limits(config),
-        registry=registry or builtin_registry(),
-        release=software_release(),
-        kb=config.evaluation.kb,
-        on_write=on_write,
-    )
+from server.runner import build_runner
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -284,7 +214,7 @@ def _report(ctx: Context, summary: ExperimentSummary, as_json: bool) -> None:
                 for m in ("macro_f1", "micro_f1", "macro_f1_qald")
                 if qa.value(m) is not None
             ]
-            scores = "  " + " ".join(parts)
+            scores = "".join(" " + p for p in parts)
         plan = task.plan
         print(
             f"  {plan.number:>3} {plan.system} | {plan.dataset}@{plan.version} | "

@@ -16,7 +16,7 @@ import pytest
 
 from evaluators import library
 from evaluators.experiment import ExperimentRunner, RunLimits
-from evaluators.experiment_rdf import SoftwareRelease
+from evaluators.experiment_model import SoftwareRelease
 from evaluators.model import Dataset, Question
 from evaluators.systems import SystemRegistry, builtin_registry
 from server.config import Config

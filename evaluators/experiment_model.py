@@ -1,0 +1,107 @@
+"""Experiments as values: task states and GERBIL's state codes, what an experiment records
+at submission (systems, tasks, knowledge base, qabench release) and a task's changing state.
+
+Pure data; ``experiment_rdf`` turns these into quads and ``experiment_read`` reads them back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from evaluators.systems import SystemKind
+
+
+class TaskStatus(StrEnum):
+    """The life cycle of a task (the JSON ``state`` values)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    ABORTED = "aborted"
+
+
+# GERBIL's task status codes (reference gerbil-qa.md §2.5). GERBIL has no "queued": a task it
+# has not finished is "still running" (-1).
+CODE_RUNNING = -1
+CODE_FINISHED = 0
+CODE_DATASET_ERROR = -104
+CODE_SYSTEM_ERROR = -105
+CODE_UNEXPECTED = -106
+CODE_INTERRUPTED = -107
+CODE_TOO_MANY_ERRORS = -108
+
+
+@dataclass(frozen=True, slots=True)
+class SystemDescription:
+    """A system as an experiment records it (never with secrets)."""
+
+    name: str
+    kind: SystemKind
+    url: str | None = None  # web services: the URL without credentials
+    builtin: str | None = None  # built-in systems: the registry name
+    answers_file: str | None = None  # answer files: the file name (no directory)
+    answers_sha256: str | None = None
+    description: str = ""
+    owner: str = ""
+    timeout_seconds: float | None = None
+    concurrency: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPlan:
+    """One task: a system on one dataset version, in one language, under one profile."""
+
+    number: int
+    system: str
+    dataset: str
+    version: int
+    sha256: str
+    language: str
+    profile: str
+
+
+@dataclass(frozen=True, slots=True)
+class KbDescription:
+    """The knowledge base used for matching: a store graph or an endpoint, maybe versioned."""
+
+    name: str
+    endpoint: str | None = None
+    graph: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SoftwareRelease:
+    """The qabench code carrying out a task."""
+
+    version: str
+    git_revision: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentRecord:
+    """Everything fixed at submission."""
+
+    id: str
+    created: datetime
+    owner: str
+    systems: tuple[SystemDescription, ...]
+    tasks: tuple[TaskPlan, ...]
+    kb: KbDescription | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskState:
+    """The changing part of a task."""
+
+    status: TaskStatus
+    code: int
+    message: str | None = None
+    started: datetime | None = None
+    ended: datetime | None = None
+    errors: int | None = None
+    release: SoftwareRelease | None = None

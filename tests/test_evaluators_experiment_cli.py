@@ -1,0 +1,153 @@
+"""``qabench experiment run|show|list|publish|resume`` as a user calls them: output contract,
+JSON document, and one-line errors with a non-zero exit status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluators import library
+from server.cli import main
+from store.triplestore import TripleStore
+from tests.plugins.qa_stub_experiments import QALD_FILES
+
+BASE = "http://qabench.test"
+
+
+@pytest.fixture
+def cli_config(tmp_path: Path, shared_data: Path) -> Path:
+    """A config file whose store already holds QALD-8 test (the store is closed again)."""
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f"""
+[server]
+base_iri = "{BASE}"
+demo = false
+
+[store]
+data_dir = "{tmp_path / "data"}"
+
+[datasets]
+reference_data = "{shared_data}"
+
+[evaluation]
+request_timeout_seconds = 5.0
+bootstrap_samples = 10
+"""
+    )
+    store = TripleStore.open(tmp_path / "data" / "store")
+    library.load_dataset(store, BASE, shared_data / QALD_FILES["qald-8-test"], name="qald-8-test")
+    store.close()
+    return path
+
+
+def _run(capsys, config: Path, *args: str) -> tuple[int, str, str]:
+    status = main(["--config", str(config), "experiment", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_run_json_prints_the_documented_document(capsys, cli_config: Path, shared_data) -> None:
+    answers = shared_data / QALD_FILES["qald-8-test"]
+    status, out, err = _run(
+        capsys,
+        cli_config,
+        "run",
+        "--dataset",
+        "qald-8-test",
+        "--builtin",
+        "gold",
+        "--answers",
+        f"copy={answers}@qald-8-test",
+        "--json",
+    )
+    assert status == 0, err
+    assert err == ""  # no progress bar when stderr is not a terminal
+    doc = json.loads(out)
+    assert set(doc) == {"id", "iri", "published", "token", "tasks"}
+    assert len(doc["id"]) == 12 and doc["iri"] == f"{BASE}/experiment/{doc['id']}"
+    assert doc["published"] is False and len(doc["token"]) >= 32
+    # systems in the order web services, answers files, built-ins
+    assert [(t["system"], t["dataset"], t["state"]) for t in doc["tasks"]] == [
+        ("copy", "qald-8-test@1", "finished"),
+        ("gold", "qald-8-test@1", "finished"),
+    ]
+    for task in doc["tasks"]:
+        assert task["errors"] == 0 and task["language"] == "en" and task["profile"] == "strict"
+        assert task["results"]["QA"]["macro_f1"] == 1.0
+        assert task["results"]["QA"]["errors"] == 0
+        assert isinstance(task["avg_millis"], float)
+
+    # show gives the same document without the token; list and publish agree
+    status, out, _ = _run(capsys, cli_config, "show", doc["id"], "--json")
+    shown = json.loads(out)
+    assert status == 0 and shown == {k: v for k, v in doc.items() if k != "token"}
+    status, out, _ = _run(capsys, cli_config, "list", "--json")
+    assert json.loads(out) == [{"id": doc["id"], "iri": doc["iri"], "published": False}]
+    status, out, _ = _run(capsys, cli_config, "publish", doc["id"], "--json")
+    assert json.loads(out)["published"] is True
+    status, out, _ = _run(capsys, cli_config, "show", doc["id"], "--json")
+    assert json.loads(out)["published"] is True
+    # nothing left to resume: the finished tasks stay as they were
+    status, out, _ = _run(capsys, cli_config, "resume", doc["id"], "--json")
+    assert status == 0 and json.loads(out)["tasks"] == shown["tasks"]
+
+
+def test_run_prints_the_id_first_and_the_token_once(capsys, cli_config: Path) -> None:
+    status, out, err = _run(
+        capsys,
+        cli_config,
+        "run",
+        "--dataset",
+        "qald-8-test",
+        "--builtin",
+        "gold",
+        "--profile",
+        "gerbil",
+        "--language",
+        "en",
+    )
+    assert status == 0, err
+    lines = out.splitlines()
+    assert len(lines[0]) == 12 and lines[0].isdigit()
+    assert f"experiment {lines[0]}" in lines[1] and "private" in lines[1]
+    assert "gold | qald-8-test@1 | en | gerbil | finished errors=0 macro_f1=1.0000" in out, out
+    assert lines[-1].startswith("access token (shown once")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--dataset", "nope", "--builtin", "gold"], "No dataset 'nope'"),
+        (["run", "--dataset", "qald-8-test", "--builtin", "nope"], "No built-in system"),
+        (["run", "--dataset", "qald-8-test", "--system", "http://x"], "expects NAME=URL"),
+        (["run", "--dataset", "qald-8-test", "--system", "a=ftp://x"], "not an absolute http"),
+        (["run", "--dataset", "qald-8-test", "--answers", "/no/such.json"], "no such file"),
+        (["run", "--dataset", "qald-8-test", "--builtin", "gold", "--profile", "x"], "profile"),
+        (["show", "209901010000"], "No experiment '209901010000'"),
+        (["publish", "209901010000"], "No experiment"),
+        (["resume", "209901010000"], "No experiment"),
+    ],
+)
+def test_errors_are_one_line_on_stderr(capsys, cli_config: Path, args, message) -> None:
+    status, out, err = _run(capsys, cli_config, *args)
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("qabench: error: ")
+    assert message in err
+
+
+def test_answers_file_that_does_not_fit_is_reported_before_anything_runs(
+    capsys, cli_config: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"questions": [{"id": "999", "answers": []}, {"id": "999", "answers": []}]}')
+    status, out, err = _run(
+        capsys, cli_config, "run", "--dataset", "qald-8-test", "--answers", str(bad)
+    )
+    assert status == 2 and out == ""
+    assert "'999'" in err and "duplicated" in err
+    status, out, _ = _run(capsys, cli_config, "list", "--json")
+    assert json.loads(out) == []
