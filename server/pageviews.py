@@ -162,10 +162,12 @@ def experiment_view(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visib
             }
         )
     tasks.sort(key=lambda t: str(getattr(t["link"], "value", "")))
+    own = [q for q in quads if q.subject == iri]
     return render_template(
         "experiment.html",
         title=title_of(quads, iri),
         iri=iri.value,
+        subjects=describe(own, iri, svc.base),
         tasks=tasks,
         alternates=alternate_links(),
         query_href=query_link(_observations_query(quads)),

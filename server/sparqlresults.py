@@ -14,7 +14,7 @@ import io
 import json
 from collections.abc import Sequence
 from typing import Any
-from xml.etree import ElementTree as ET
+from xml.sax.saxutils import escape, quoteattr
 
 from pyoxigraph import BlankNode, Literal, NamedNode, QueryResultsFormat, Triple
 
@@ -23,7 +23,6 @@ Row = Sequence[Value | None]
 
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _RESULTS_NS = "http://www.w3.org/2005/sparql-results#"
-_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
 
 def _json_term(term: Value) -> dict[str, Any]:
@@ -61,39 +60,45 @@ def _json(variables: Sequence[str], rows: Sequence[Row], link: str | None) -> by
     return json.dumps(document, ensure_ascii=False).encode("utf-8")
 
 
-def _xml_term(parent: ET.Element, term: Value) -> None:
+def _text(value: str) -> str:
+    # XML parsers turn a raw CR into LF (XML 1.0, section 2.11) and some drop whitespace-only
+    # text; character references keep every whitespace character as it was.
+    return escape(value, {"\r": "&#13;", "\n": "&#10;", "\t": "&#9;"})
+
+
+def _xml_term(term: Value) -> str:
     if isinstance(term, NamedNode):
-        ET.SubElement(parent, "uri").text = term.value
-    elif isinstance(term, BlankNode):
-        ET.SubElement(parent, "bnode").text = term.value
-    elif isinstance(term, Triple):
-        node = ET.SubElement(parent, "triple")
-        for part in ("subject", "predicate", "object"):
-            _xml_term(ET.SubElement(node, part), getattr(term, part))
-    else:
-        element = ET.SubElement(parent, "literal")
-        if term.language:
-            element.set(_XML_LANG, term.language)
-        elif term.datatype.value != _XSD_STRING:
-            element.set("datatype", term.datatype.value)
-        element.text = term.value
+        return f"<uri>{_text(term.value)}</uri>"
+    if isinstance(term, BlankNode):
+        return f"<bnode>{_text(term.value)}</bnode>"
+    if isinstance(term, Triple):
+        parts = "".join(
+            f"<{part}>{_xml_term(getattr(term, part))}</{part}>"
+            for part in ("subject", "predicate", "object")
+        )
+        return f"<triple>{parts}</triple>"
+    attributes = ""
+    if term.language:
+        attributes = f" xml:lang={quoteattr(term.language)}"
+    elif term.datatype.value != _XSD_STRING:
+        attributes = f" datatype={quoteattr(term.datatype.value)}"
+    return f"<literal{attributes}>{_text(term.value)}</literal>"
 
 
 def _xml(variables: Sequence[str], rows: Sequence[Row], link: str | None) -> bytes:
-    root = ET.Element("sparql", xmlns=_RESULTS_NS)
-    head = ET.SubElement(root, "head")
-    for name in variables:
-        ET.SubElement(head, "variable", name=name)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>\n', f'<sparql xmlns="{_RESULTS_NS}"><head>']
+    out += [f"<variable name={quoteattr(name)}/>" for name in variables]
     if link:
-        ET.SubElement(head, "link", href=link)
-    results = ET.SubElement(root, "results")
+        out.append(f"<link href={quoteattr(link)}/>")
+    out.append("</head><results>")
     for row in rows:
-        result = ET.SubElement(results, "result")
+        out.append("<result>")
         for name, value in zip(variables, row, strict=True):
             if value is not None:
-                _xml_term(ET.SubElement(result, "binding", name=name), value)
-    body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
-    return body
+                out.append(f"<binding name={quoteattr(name)}>{_xml_term(value)}</binding>")
+        out.append("</result>")
+    out.append("</results></sparql>\n")
+    return "".join(out).encode("utf-8")
 
 
 def _csv_value(term: Value | None) -> str:

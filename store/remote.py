@@ -5,7 +5,8 @@ three URLs (query, update, Graph Store Protocol). Results come back as SPARQL JS
 or N-Triples (CONSTRUCT/DESCRIBE) and are turned into the same pyoxigraph values the embedded
 store returns. Differences a caller may notice: ``substitutions`` are sent as a trailing
 ``VALUES`` clause (the variable must be projected, as with the embedded store), and the union
-default graph is requested by naming every graph with ``default-graph-uri``. Writes are SPARQL
+default graph is requested by naming every graph with ``default-graph-uri`` (and, as the
+protocol would otherwise empty them, the named graphs with ``named-graph-uri``). Writes are SPARQL
 updates (one request each, so one transaction on servers that make updates atomic).
 """
 
@@ -105,8 +106,15 @@ class RemoteStore:
             sparql += _values(substitutions)
         if base_iri:
             sparql = f"BASE {NamedNode(base_iri)}\n{sparql}"
-        if union_default_graph and default_graph is None:
-            default_graph = list(self.graphs())
+        if (union_default_graph and default_graph is None) or (
+            default_graph is not None and named_graphs is None
+        ):
+            # The protocol empties the named graphs when only default-graph-uri is given, and
+            # has no union default graph: name every graph to match the embedded store.
+            every = self.graphs()
+            if default_graph is None:
+                default_graph = list(every)
+            named_graphs = every
         params: list[tuple[str, str | int | float | bool | None]] = [
             ("default-graph-uri", g.value) for g in default_graph or [] if isinstance(g, NamedNode)
         ]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+from types import FrameType
 
 import waitress
 
@@ -37,6 +39,8 @@ def serve(config: Config, host: str, port: int) -> int:
     services: Services = app.extensions["services"]
     url = f"http://{host}:{port}"
     write_server_file(config.data_dir, url)
+    # SIGTERM (service managers, `kill`) shuts down as cleanly as Ctrl+C.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         services.pool.start(services.snapshot())
         print(f"qabench serving {config.base_iri} at {url} (Ctrl+C stops)", file=sys.stderr)
@@ -52,6 +56,10 @@ def serve(config: Config, host: str, port: int) -> int:
         services.close()
         remove_server_file(config.data_dir)
     return 0
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def run_serve(ctx: Context, args: argparse.Namespace) -> int:
