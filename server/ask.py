@@ -1,0 +1,258 @@
+"""The ask page and the RAG system's HTTP API.
+
+* ``GET /ask``: the question box. ``POST /ask`` (form ``question``, optional ``query``,
+  ``shown_query``, ``generator``) answers synchronously and renders the result (the page works
+  without JavaScript); with ``Accept: application/json`` it returns the run as JSON.
+* ``POST /ask/jobs``: the same form, answered in the background (202 and the job URL);
+  ``GET /ask/jobs/<id>`` reports the stages, partial answers and, once done, the rendered
+  result. ``templates/static/ask.js`` drives these so progress shows without a reload.
+* ``POST /api/qa``: the GERBIL QA web-service protocol (form ``query``, ``lang``; optional
+  ``type`` and ``id``) answered with QALD-JSON, or BioASQ JSON with ``?format=bioasq`` or
+  ``Accept: application/vnd.bioasq+json``.
+* ``/rag/run/<id>``: the stored run (``server.resources``); its HTML view is registered here.
+
+Every run is stored in the rag graph. Errors are RFC 9457 problems (invalid question 400,
+malformed query 400 with its column, no index or model 503); the page shows them in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Blueprint, Response, current_app, jsonify, render_template, request
+from pyoxigraph import NamedNode, Quad
+
+from rag.errors import QuerySyntaxError, QuestionError, RagError
+from rag.generate import GENERATOR_NAMES
+from rag.pipeline import STAGES, check_question
+from rag.provenance import run_from_quads
+from rag.run import Progress, RagRun
+from server.ask_jobs import AskJob, AskJobs
+from server.ask_view import ResultView, result_view
+from server.problems import Problem
+from server.rag_json import bioasq_json, qald_json, run_json
+from server.rag_service import RagService, UnknownGeneratorError
+from server.resources import alternate_links, generic_html, register_html_view
+from server.services import Services, Visibility, services
+from server.viewmodel import href
+from vocab.project import QAB
+
+bp = Blueprint("ask", __name__)
+
+BIOASQ_JSON = "application/vnd.bioasq+json"
+
+
+@bp.record_once
+def _setup(state: object) -> None:
+    app = state.app  # type: ignore[attr-defined]
+    config = app.extensions["services"].config
+    app.extensions["rag"] = RagService(config)
+    app.extensions["ask_jobs"] = AskJobs(STAGES)
+    register_html_view(app, QAB.RagRun, run_page)
+
+
+def rag_service() -> RagService:
+    """Return the app's RAG service."""
+    found = current_app.extensions["rag"]
+    assert isinstance(found, RagService)
+    return found
+
+
+def ask_jobs() -> AskJobs:
+    """Return the app's background ask jobs."""
+    found = current_app.extensions["ask_jobs"]
+    assert isinstance(found, AskJobs)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class AskForm:
+    """The fields of the ask form."""
+
+    question: str
+    query: str | None = None
+    edited: bool = False
+    generator: str | None = None
+
+
+def _form() -> AskForm:
+    form = request.form
+    generator = form.get("generator") or None
+    if generator is not None and generator not in GENERATOR_NAMES:
+        raise Problem(
+            400,
+            f"Unknown generator {generator!r:.60}; expected one of: {', '.join(GENERATOR_NAMES)}.",
+        )
+    query = form.get("query")
+    query = query.strip() if query and query.strip() else None
+    shown = (form.get("shown_query") or "").strip()
+    return AskForm(form.get("question", ""), query, query is not None and query != shown, generator)
+
+
+def problem_for(exc: RagError | UnknownGeneratorError) -> Problem:
+    """Map an error of a RAG run to a problem."""
+    if isinstance(exc, QuestionError):
+        return Problem(400, str(exc), QAB.InvalidQuestion, "Invalid question")
+    if isinstance(exc, QuerySyntaxError):
+        return Problem(
+            400,
+            str(exc),
+            QAB.MalformedQuery,
+            "Malformed search query",
+            {"column": exc.position + 1, "query": exc.query[:500]},
+        )
+    if isinstance(exc, UnknownGeneratorError):
+        return Problem(400, str(exc))
+    # IndexMissingError, ModelUnavailableError and any other failure to open index or model
+    return Problem(503, str(exc), QAB.RagUnavailable, "RAG system unavailable")
+
+
+def _execute(
+    svc: Services, rag: RagService, form: AskForm, progress: Progress | None = None
+) -> tuple[RagRun, str]:
+    run = rag.system(form.generator).ask(
+        form.question, query=form.query, edited=form.edited, progress=progress
+    )
+    iri = rag.store_run(svc.store, run)
+    svc.notify_write()
+    return run, iri.value
+
+
+def _result_html(run: RagRun, iri: str | None) -> str:
+    view = result_view(run, iri, href(iri, services().base) if iri else None)
+    return render_template("_ask_result.html", r=view)
+
+
+def _page(form: AskForm, *, r: ResultView | None = None, problem: Problem | None = None) -> str:
+    return render_template(
+        "ask.html",
+        title="Ask a biomedical question",
+        form=form,
+        generators=GENERATOR_NAMES,
+        default_generator=rag_service().default_generator,
+        r=r,
+        problem=problem,
+    )
+
+
+def _wants_json() -> bool:
+    best = request.accept_mimetypes.best_match(["text/html", "application/json"])
+    return best == "application/json"
+
+
+@bp.get("/ask")
+def ask_page() -> str:
+    """The empty ask page."""
+    return _page(AskForm(""))
+
+
+@bp.post("/ask")
+def ask_submit() -> Response | tuple[str, int]:
+    """Answer the form synchronously: the result page (or the run as JSON)."""
+    form = _form()
+    try:
+        run, iri = _execute(services(), rag_service(), form)
+    except (RagError, UnknownGeneratorError) as exc:
+        problem = problem_for(exc)
+        if _wants_json():
+            raise problem from exc
+        return _page(form, problem=problem), problem.status
+    if _wants_json():
+        return jsonify(run_json(run, iri))
+    view = result_view(run, iri, href(iri, services().base))
+    return Response(_page(form, r=view), mimetype="text/html")
+
+
+@bp.post("/ask/jobs")
+def start_job() -> tuple[Response, int]:
+    """Start answering in the background; returns the job's progress URL."""
+    form = _form()
+    rag = rag_service()
+    try:
+        check_question(form.question, rag.config.rag.max_question_chars)
+        rag.generator(form.generator)
+    except (RagError, UnknownGeneratorError) as exc:
+        raise problem_for(exc) from exc
+    svc = services()
+    job = ask_jobs().start(lambda progress: _execute(svc, rag, form, progress))
+    url = f"/ask/jobs/{job.id}"
+    response = jsonify({"job": job.id, "progress": url, "state": job.state})
+    response.headers["Location"] = url
+    return response, 202
+
+
+@bp.get("/ask/jobs/<job_id>")
+def job_status(job_id: str) -> Response:
+    """Report a job's stages, partial answers and (when done) the rendered result."""
+    job: AskJob | None = ask_jobs().get(job_id)
+    if job is None:
+        raise Problem(404, f"There is no ask job {job_id!r:.40} (jobs are kept for a while).")
+    state, stages, partial = job.snapshot()
+    body: dict[str, object] = {
+        "job": job.id,
+        "state": state,
+        "stages": [
+            {"stage": s.stage, "state": s.state, "millis": s.millis, "detail": s.detail}
+            for s in stages
+        ],
+        "partial": partial,
+    }
+    if state == "done" and job.run is not None:
+        body["run"] = job.run_iri
+        body["run_href"] = href(job.run_iri, services().base) if job.run_iri else None
+        body["html"] = _result_html(job.run, job.run_iri)
+    elif state == "failed":
+        error = job.error
+        problem = (
+            problem_for(error)
+            if isinstance(error, RagError | UnknownGeneratorError)
+            else Problem(500, "The run failed on our side; try again later.")
+        )
+        body["problem"] = {
+            "status": problem.status,
+            "title": problem.title,
+            "detail": problem.detail,
+        }
+    response = jsonify(body)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.post("/api/qa")
+def api_qa() -> Response:
+    """Answer one question over the GERBIL QA protocol (QALD-JSON) or as BioASQ JSON."""
+    form = request.form
+    question = form.get("query", "")
+    language = (form.get("lang") or "en").strip() or "en"
+    kind = form.get("type") or None
+    question_id = (form.get("id") or "1").strip() or "1"
+    wants_bioasq = (
+        request.args.get("format") == "bioasq"
+        or request.accept_mimetypes.best_match(["application/json", BIOASQ_JSON]) == BIOASQ_JSON
+    )
+    svc, rag = services(), rag_service()
+    try:
+        run = rag.system().ask(question, kind=kind, language=language)
+    except RagError as exc:
+        raise problem_for(exc) from exc
+    iri = rag.store_run(svc.store, run)
+    svc.notify_write()
+    if wants_bioasq:
+        response = jsonify(bioasq_json(run, question_id))
+        response.mimetype = BIOASQ_JSON
+    else:
+        response = jsonify(qald_json(run, question_id))
+    response.headers["Link"] = f'<{iri.value}>; rel="describedby"'
+    response.headers["Vary"] = "Accept"
+    return response
+
+
+def run_page(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visibility) -> str:
+    """Render a stored run like the ask page shows a fresh one (the permalink's HTML)."""
+    run = run_from_quads(iri, quads)
+    if run is None:
+        return generic_html(svc, iri, quads, vis)
+    view = result_view(run, iri.value, href(iri.value, svc.base))
+    return render_template(
+        "rag_run.html", title=f"RAG run {run.run_id}", r=view, alternates=alternate_links()
+    )

@@ -1,0 +1,164 @@
+"""``RagService``: the built-in RAG system wired from the configuration, for the CLI and the app.
+
+It turns ``[rag]`` into a ``RagSystem`` per generator (a model loads once, on first use, and is
+then shared), opens the literature index in ``Config.index_dir`` per run, reads the OpenAI API
+key from the environment variable ``rag.openai_api_key_env`` names (the only place that does),
+and writes runs to the rag graph. Nothing here is module-level state: the app keeps one service
+on ``app.extensions["rag"]``; a CLI command builds its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from pyoxigraph import NamedNode
+
+from rag.dense import DenseScorer
+from rag.generate import (
+    EXTRACTIVE,
+    GENERATOR_NAMES,
+    OPENAI_HTTP,
+    ExtractiveGenerator,
+    Generator,
+    TransformersGenerator,
+)
+from rag.index import open_index
+from rag.llm_openai import OpenAIGenerator, OpenAISettings
+from rag.model_files import LocalModelSettings
+from rag.pipeline import RagSystem
+from rag.provenance import run_quads
+from rag.retrieve import Retriever, WhooshRetriever
+from rag.run import RagRun, RagSettings
+from server.config import Config
+from store.protocol import RdfStore
+from vocab import iris
+
+# The local model's intra-op threads (the reference machine has 2 cores; see docs).
+LOCAL_THREADS = 2
+
+
+class UnknownGeneratorError(ValueError):
+    """A generator name that is not one of ``GENERATOR_NAMES``."""
+
+
+def rag_settings(config: Config) -> RagSettings:
+    """Return the pipeline limits of a configuration."""
+    rag = config.rag
+    return RagSettings(
+        top_k=rag.top_k, snippets=rag.snippets, max_question_chars=rag.max_question_chars
+    )
+
+
+class RagService:
+    """Builds and caches the configured RAG systems; stores their runs."""
+
+    def __init__(self, config: Config, *, environ: dict[str, str] | None = None) -> None:
+        self.config = config
+        self._environ = dict(os.environ if environ is None else environ)
+        self._lock = threading.Lock()
+        self._generators: dict[str, Generator] = {}
+        self._dense: DenseScorer | None = None
+
+    @property
+    def default_generator(self) -> str:
+        """Return the configured generator name (``rag.generator``)."""
+        return self.config.rag.generator
+
+    def generator(self, name: str | None = None) -> Generator:
+        """Return the named generator (default: the configured one), loading it once.
+
+        Raises:
+            UnknownGeneratorError: for a name that is not a generator.
+            ModelUnavailableError: when its model or endpoint settings are missing.
+        """
+        name = name or self.default_generator
+        if name not in GENERATOR_NAMES:
+            raise UnknownGeneratorError(
+                f"unknown generator {name!r}; expected one of: {', '.join(GENERATOR_NAMES)}"
+            )
+        with self._lock:
+            if name not in self._generators:
+                self._generators[name] = self._build(name)
+            return self._generators[name]
+
+    def _build(self, name: str) -> Generator:
+        rag = self.config.rag
+        if name == EXTRACTIVE:
+            return ExtractiveGenerator()
+        if name == OPENAI_HTTP:
+            key = self._environ.get(rag.openai_api_key_env, "") or None
+            return OpenAIGenerator(
+                OpenAISettings(
+                    rag.openai_base_url, rag.openai_model, key, rag.generator_timeout_seconds
+                )
+            )
+        model_path = rag.model_path.strip()
+        return TransformersGenerator.load(
+            LocalModelSettings(
+                cache_dir=self.config.cache_dir,
+                model_path=_resolve(self.config, model_path) if model_path else None,
+                threads=LOCAL_THREADS,
+                timeout_seconds=rag.generator_timeout_seconds,
+            )
+        )
+
+    def _dense_scorer(self) -> DenseScorer | None:
+        if not self.config.rag.dense_rerank:
+            return None
+        with self._lock:
+            if self._dense is None:
+                self._dense = DenseScorer.load()
+            return self._dense
+
+    @contextlib.contextmanager
+    def _retriever(self) -> Iterator[Retriever]:
+        with open_index(self.config.index_dir) as index:
+            yield WhooshRetriever(index)
+
+    def open_retriever(self) -> AbstractContextManager[Retriever]:
+        """Open the literature index for one run (an open index is not shared by threads)."""
+        return self._retriever()
+
+    def system(self, generator: str | None = None) -> RagSystem:
+        """Return a RAG system with the named generator (default: the configured one).
+
+        Raises:
+            UnknownGeneratorError: for an unknown generator name.
+            ModelUnavailableError: when the generator's model cannot be loaded.
+        """
+        return RagSystem(
+            self.open_retriever,
+            self.generator(generator),
+            rag_settings(self.config),
+            dense=self._dense_scorer(),
+        )
+
+    def run_iri(self, run: RagRun) -> NamedNode:
+        """Return the IRI of a run."""
+        return iris.rag_run_iri(self.config.base_iri, run.run_id)
+
+    def store_run(self, store: RdfStore, run: RagRun) -> NamedNode:
+        """Write a run's provenance into the rag graph (one transaction) and return its IRI."""
+        store.add(run_quads(self.config.base_iri, run))
+        return self.run_iri(run)
+
+    def close(self) -> None:
+        """Release generator resources (HTTP connection pools)."""
+        with self._lock:
+            for generator in self._generators.values():
+                if isinstance(generator, OpenAIGenerator):
+                    generator.close()
+            self._generators.clear()
+
+
+def _resolve(config: Config, path: str) -> Path:
+    # rag.model_path is a plain string (it may be empty); relative to the config file like paths
+    candidate = Path(path).expanduser()
+    if not candidate.is_absolute() and config.source is not None:
+        candidate = config.source.parent / candidate
+    return candidate
