@@ -2,7 +2,7 @@
 
 A document holds, in every visible graph where the IRI is a subject, the triples about the IRI
 and about the nodes it owns: blank nodes and IRIs below it (``<iri>/...``) that it links to,
-and members that point at it with ``qab:task`` or ``qb:dataSet`` (a task's observations). An
+and members that point at it with ``qab:ofTask`` or ``qb:dataSet`` (a task's observations). An
 experiment's document is its whole graph; a resource naming a graph with ``qab:graph`` (a
 dataset version) includes that graph. An IRI that is never a subject but has members (a cube's
 ``qb:DataSet``) gets the document of its members. Reads go through the store's quad index with
@@ -22,9 +22,12 @@ from vocab.project import QAB
 from vocab.qb import QB
 
 # Links from members back to the resource that owns them.
-_MEMBER_LINKS = (QAB.task, QB.dataSet)
+_MEMBER_LINKS = (QAB.ofTask, QB.dataSet)
 # A document larger than this is cut (pages paginate; dumps and SPARQL serve the rest).
 MAX_DOCUMENT_QUADS = 250_000
+# At most this many graphs contribute to one document, found among this many quads.
+MAX_DOCUMENT_GRAPHS = 20
+MAX_SCANNED_QUADS = 50_000
 
 
 def _owned(node: object, iri: NamedNode) -> bool:
@@ -75,23 +78,27 @@ def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:
     if own_graph is not None and vis.can_see(own_graph):
         # A graph holds each quad once, so no de-duplication is needed here.
         return list(islice(svc.store.quads(graph=own_graph), MAX_DOCUMENT_QUADS))
-    found = {
-        q.graph_name.value: q.graph_name
-        for q in svc.store.quads(subject=iri)
-        if isinstance(q.graph_name, NamedNode)
-    }
+    found: dict[str, NamedNode] = {}
+    # Shared resources (a cube's structure definition) are repeated in every experiment graph:
+    # describe them from a bounded number of visible graphs.
+    for quad in islice(svc.store.quads(subject=iri), MAX_SCANNED_QUADS):
+        graph = quad.graph_name
+        if isinstance(graph, NamedNode) and vis.can_see(graph):
+            found[graph.value] = graph
+            if len(found) >= MAX_DOCUMENT_GRAPHS:
+                break
     if not found:
         # Described nowhere, but possibly the target of members (a cube's qb:DataSet).
         found = {
             q.graph_name.value: q.graph_name
             for link in _MEMBER_LINKS
-            for q in svc.store.quads(None, link, iri)
+            for q in islice(svc.store.quads(None, link, iri), MAX_SCANNED_QUADS)
             if isinstance(q.graph_name, NamedNode)
         }
-    for name in sorted(found):
-        graph = found[name]
-        if vis.can_see(graph):
-            _describe(svc, iri, graph, out)
+    for name in sorted(found)[:MAX_DOCUMENT_GRAPHS]:
+        # Every graph read below is checked here, whichever way it was found.
+        if vis.can_see(found[name]):
+            _describe(svc, iri, found[name], out)
     linked = [q.object for q in list(out) if q.subject == iri and q.predicate == QAB.graph]
     for target in linked:
         if isinstance(target, NamedNode) and vis.can_see(target):

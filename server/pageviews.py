@@ -22,7 +22,7 @@ from server.viewmodel import TermView, describe, term_view, title_of
 from store import queries
 from vocab.project import QAB
 from vocab.qb import QB
-from vocab.standard import DCTERMS, RDF, RDFS
+from vocab.standard import DCTERMS, GERBIL, RDF, RDFS
 
 PAGE_SIZE = 50
 _MEASURE_BY_TERM = {m.term.value: m for m in MEASURES.values()}
@@ -177,9 +177,9 @@ def experiment_view(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visib
 def _task_results(index: dict[str, Props], task: object, svc: Services) -> list[dict[str, Any]]:
     results = []
     for props in index.values():
-        if task not in props.get(QAB.task, []) or QB.Observation not in props.get(RDF.type, []):
+        if task not in props.get(QAB.ofTask, []) or QB.Observation not in props.get(RDF.type, []):
             continue
-        if props.get(QAB.question):
+        if props.get(GERBIL.datasetElement):
             continue
         measures = []
         for predicate, values in props.items():
@@ -202,10 +202,12 @@ def _observations_query(quads: list[Quad]) -> str:
     return (
         "PREFIX qb: <http://purl.org/linked-data/cube#>\n"
         "PREFIX qab: <https://w3id.org/qabench/vocab#>\n"
+        "PREFIX gerbil: <http://w3id.org/gerbil/vocab#>\n"
         "SELECT ?task ?type ?measure ?value WHERE {\n  " + scope + "{\n"
-        "    ?obs a qb:Observation ; qab:task ?task ; qab:experimentType ?type ;\n"
+        "    ?obs a qb:Observation ; qab:ofTask ?task ; qab:experimentType ?type ;\n"
         "         qb:measureType ?measure ; ?measure ?value .\n"
-        "    FILTER NOT EXISTS { ?obs qab:question ?q }\n  }\n} ORDER BY ?task ?type ?measure"
+        "    FILTER NOT EXISTS { ?obs gerbil:datasetElement ?q }\n  }\n}\n"
+        "ORDER BY ?task ?type ?measure"
     )
 
 

@@ -180,6 +180,24 @@ def graph(rest: str) -> Response:
     return decorate(response, stem, DOCUMENT_FORMATS, rep, negotiated)
 
 
+@bp.route("/cube/<path:rest>")
+def cube(rest: str) -> Response:
+    """A Data Cube structure definition and its components."""
+    return _serve("cube", rest)
+
+
+@bp.route("/experiment-type/<path:rest>")
+def experiment_type(rest: str) -> Response:
+    """An experiment type of ours (GERBIL's own live in GERBIL's vocabulary)."""
+    return _serve("experiment-type", rest)
+
+
+@bp.route("/profile/<path:rest>")
+def profile(rest: str) -> Response:
+    """A scoring profile minted for this store."""
+    return _serve("profile", rest)
+
+
 @bp.route("/rag/run/<path:rest>")
 def rag_run(rest: str) -> Response:
     """One stored answer of the built-in RAG system."""

@@ -44,7 +44,7 @@ SELECT ?dataset ?title ?version ?questions WHERE {
 PREFIX qab: <https://w3id.org/qabench/vocab#>
 PREFIX gerbil: <http://w3id.org/gerbil/vocab#>
 SELECT ?observation ?task ?value WHERE {
-  ?observation a qb:Observation ; qab:task ?task ; gerbil:macroF1 ?value .
+  ?observation a qb:Observation ; qab:ofTask ?task ; gerbil:macroF1 ?value .
 } ORDER BY DESC(?value) LIMIT 50""",
     ),
 )

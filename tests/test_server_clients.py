@@ -12,10 +12,11 @@ from tests.plugins.server import BASE, PUBLIC_EXPERIMENT, LiveServer
 OBSERVATIONS = f"""
 PREFIX qb: <http://purl.org/linked-data/cube#>
 PREFIX qab: <https://w3id.org/qabench/vocab#>
+PREFIX gerbil: <http://w3id.org/gerbil/vocab#>
 SELECT ?measure ?value WHERE {{
   <{BASE}/experiment/{PUBLIC_EXPERIMENT}> qab:task ?task .
-  ?obs a qb:Observation ; qab:task ?task ; qb:measureType ?measure ; ?measure ?value .
-  FILTER NOT EXISTS {{ ?obs qab:question ?q }}
+  ?obs a qb:Observation ; qab:ofTask ?task ; qb:measureType ?measure ; ?measure ?value .
+  FILTER NOT EXISTS {{ ?obs gerbil:datasetElement ?q }}
 }} ORDER BY ?measure
 """
 EXPECTED = {

@@ -21,7 +21,7 @@ from pyoxigraph import QueryResultsFormat, RdfFormat, parse, parse_query_results
 
 from tests.plugins.server import BASE, OWNER_TOKEN, PRIVATE_MARKER, LiveServer
 
-SELECT = "SELECT ?task ?value WHERE { ?o <http://purl.org/linked-data/cube#measureType> ?m ; ?m ?value ; <https://w3id.org/qabench/vocab#task> ?task } ORDER BY ?value"
+SELECT = "SELECT ?task ?value WHERE { ?o <http://purl.org/linked-data/cube#measureType> ?m ; ?m ?value ; <https://w3id.org/qabench/vocab#ofTask> ?task } ORDER BY ?value"
 CONSTRUCT = "CONSTRUCT { ?s a ?t } WHERE { ?s a ?t } LIMIT 5"
 PRIVATE_ASK = f'ASK {{ ?s ?p "{PRIVATE_MARKER}" }}'
 PRIVATE_GRAPH = f"{BASE}/graph/experiment/202401010002"

@@ -17,6 +17,13 @@ import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 from werkzeug.serving import make_server
 
+from evaluators import cube
+from evaluators.results import (
+    EvaluationResult,
+    ExperimentTypeResult,
+    MeasureValue,
+    QuestionScore,
+)
 from server.app import create_app
 from server.config import Config, config_from_dict
 from server.services import Services
@@ -25,8 +32,7 @@ from store.triplestore import TripleStore
 from store.visibility import token_hash
 from vocab import iris
 from vocab.project import QAB
-from vocab.qb import QB
-from vocab.standard import DCAT, DCTERMS, GERBIL, PROV, RDF, RDFS, XSD
+from vocab.standard import DCAT, DCTERMS, PROV, RDF, RDFS, XSD
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = "http://qabench.test"
@@ -133,29 +139,24 @@ def experiment_quads(
     ]
     if marker:
         out.append(Quad(exp, RDFS.comment, _lit(marker), g))
-    aggregate = iris.sub_iri(exp, "cube", "aggregate")
-    for measure, value in values.items():
-        obs = iris.sub_iri(exp, "observation", "1", measure)
-        prop = {"macro_f1": GERBIL.macroF1, "micro_f1": GERBIL.microF1}[measure]
-        out += [
-            Quad(obs, RDF.type, QB.Observation, g),
-            Quad(obs, QB.dataSet, aggregate, g),
-            Quad(obs, QAB.task, task, g),
-            Quad(obs, QAB.experimentType, GERBIL.QA, g),
-            Quad(obs, QB.measureType, prop, g),
-            Quad(obs, prop, _lit(value), g),
-        ]
-    per_question = iris.sub_iri(exp, "cube", "questions")
-    obs = iris.sub_iri(exp, "observation", "1", "q1")
-    out += [
-        Quad(obs, RDF.type, QB.Observation, g),
-        Quad(obs, QB.dataSet, per_question, g),
-        Quad(obs, QAB.task, task, g),
-        Quad(obs, QAB.experimentType, GERBIL.QA, g),
-        Quad(obs, QAB.question, iris.question_iri(base, "demo-qa", 1, "1"), g),
-        Quad(obs, QB.measureType, GERBIL.f1, g),
-        Quad(obs, GERBIL.f1, _lit(1.0), g),
-    ]
+    # Results as the evaluation engine writes them (evaluators.cube).
+    result = EvaluationResult(
+        dataset="demo-qa",
+        profile="strict",
+        language="en",
+        questions=3,
+        results=(
+            ExperimentTypeResult(
+                "QA",
+                tuple(MeasureValue(m, v) for m, v in values.items()),
+                (QuestionScore("1", (MeasureValue("f1", 1.0),)),),
+            ),
+        ),
+    )
+    out += cube.structure_quads(base, g)
+    out += cube.observation_quads(
+        result, base=base, task=task, graph=g, system=system, dataset_version=v1
+    )
     return out
 
 
