@@ -209,13 +209,13 @@ class RagSystem:
             result = clock.run(
                 "retrieve",
                 lambda: retriever.search(query_text, self.settings.top_k, question=text),
-                lambda r: f"{len(r.documents)} documents" + _fallback_note(r.fallback.value),
+                lambda r: _count(len(r.documents), "document") + _fallback_note(r.fallback.value),
             )
             docs = result.documents
             found = clock.run(
                 "extract",
                 lambda: self.stages.extract(text, docs, retriever.tokenize),
-                lambda o: f"{len(o.snippets)} snippets",
+                lambda o: _count(len(o.snippets), "snippet"),
             )
         if result.is_empty:
             warnings.append("no documents were found, not even with the fallback queries")
@@ -228,7 +228,7 @@ class RagSystem:
         ranked = clock.run(
             "rerank",
             lambda: self.stages.rerank(text, found.snippets, self.settings.snippets),
-            lambda o: f"top {len(o.snippets)} snippets",
+            lambda o: "kept " + _count(len(o.snippets), "snippet"),
         )
         warnings.extend(ranked.warnings)
 
@@ -238,7 +238,7 @@ class RagSystem:
         answers = clock.run(
             "answer",
             lambda: self.stages.answer(text, kind, ranked.snippets, writing),
-            lambda a: f"{len(a.cited.sentences)} cited sentences",
+            lambda a: _count(len(a.cited.sentences), "answer sentence"),
         )
         warnings.extend(answers.warnings)
         return RagRun(
@@ -274,3 +274,7 @@ def _expansion_note(expansion: Expansion) -> str:
 
 def _fallback_note(fallback: str) -> str:
     return "" if fallback == "none" else f" (fallback: {fallback})"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
