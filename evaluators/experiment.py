@@ -39,6 +39,7 @@ from evaluators.experiment_read import (
 from evaluators.experiment_recovery import recover_interrupted
 from evaluators.experiment_worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
 from evaluators.knowledge import KnowledgeBase, open_kb
+from evaluators.markings import Markings
 from evaluators.systems import SystemRegistry, public_url
 from store import graphs
 from store.triplestore import TripleStore
@@ -268,8 +269,10 @@ class ExperimentRunner:
         try:
             handles.override(overrides)
             self._writer.mark_runner(eid)
+            markings: dict[tuple[str, str], Markings] = {}  # shared by this run's tasks
             futures = [
-                pool.submit(self._worker.execute, eid, p, handles, cancel, progress) for p in plans
+                pool.submit(self._worker.execute, eid, p, handles, cancel, progress, markings)
+                for p in plans
             ]
             for future in futures:
                 future.result()

@@ -13,7 +13,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -24,6 +24,7 @@ from evaluators.experiment_model import (
     TaskStatus,
 )
 from evaluators.knowledge import KnowledgeBase
+from evaluators.markings import Markings
 from evaluators.model import Dataset, Question
 from evaluators.results import EvaluationResult
 from evaluators.scoring import evaluate
@@ -45,6 +46,10 @@ class TaskSettings:
     bootstrap_samples: int = 1000
     # held while scoring (rdflib's SPARQL parser must not run in two threads at once)
     scoring_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
+    # query markings shared by the tasks of one run (parsing SPARQL is scoring's costliest step)
+    markings_cache: MutableMapping[tuple[str, str], Markings] | None = field(
+        default=None, compare=False
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +199,7 @@ def run_task(
             errors=box.errors,
             millis=box.millis,
             bootstrap_samples=settings.bootstrap_samples,
+            markings_cache=settings.markings_cache,
         )
     return TaskOutcome(
         TaskStatus.FINISHED,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -25,6 +25,7 @@ from evaluators.experiment_recovery import process_token, task_state_quads
 from evaluators.experiment_results import result_quads
 from evaluators.experiment_task import TaskOutcome, TaskSettings, run_task
 from evaluators.knowledge import KnowledgeBase
+from evaluators.markings import Markings
 from store import graphs
 from store.errors import StoreError
 from store.triplestore import TripleStore
@@ -128,8 +129,12 @@ class TaskWorker:
         handles: SystemHandles,
         cancel: threading.Event,
         progress: Progress | None,
+        markings: MutableMapping[tuple[str, str], Markings] | None = None,
     ) -> None:
-        """Run one task and record its outcome (nothing happens once ``cancel`` is set)."""
+        """Run one task and record its outcome (nothing happens once ``cancel`` is set).
+
+        ``markings`` is a cache of query markings the tasks of one run share.
+        """
         if cancel.is_set():
             return
         started = now()
@@ -137,7 +142,7 @@ class TaskWorker:
             model.TaskStatus.RUNNING, model.CODE_RUNNING, started=started, release=self.release
         )
         self.writer.set_state(eid, plan.number, running)
-        outcome = self._outcome(eid, plan, handles, cancel, progress)
+        outcome = self._outcome(eid, plan, handles, cancel, progress, markings)
         results: list[Quad] = []
         if outcome.result is not None:
             results = result_quads(self.base, eid, plan, outcome.result)
@@ -161,6 +166,7 @@ class TaskWorker:
         handles: SystemHandles,
         cancel: threading.Event,
         progress: Progress | None,
+        markings: MutableMapping[tuple[str, str], Markings] | None,
     ) -> TaskOutcome:
         try:
             version = library.version_info(self.store, self.base, plan.dataset, plan.version)
@@ -186,6 +192,7 @@ class TaskWorker:
                 kb=self.knowledge(),
                 bootstrap_samples=self.limits.bootstrap_samples,
                 scoring_lock=self._scoring_lock,
+                markings_cache=markings,
             )
             return run_task(
                 dataset, handle.system, handle.gate, settings, cancel=cancel, progress=report
