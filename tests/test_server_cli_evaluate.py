@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from server.cli import main
@@ -143,7 +137,7 @@ def test_stored_dataset_and_kb_by_name(tmp_path: Path, capsys: pytest.CaptureFix
         "example",
         "--json",
     )
-    assert status == 0 and json.loads(out)["triples"] == 37
+    assert status == 0 and json.loads(out)["triples"] == 41
     _, out, _ = run(capsys, "--data-dir", d, "kb", "list", "--json")
     assert [k["name"] for k in json.loads(out)] == ["example"]
     with_kb = evaluate_json(
@@ -183,46 +177,6 @@ def test_bioasq_gold_against_itself(
     assert docs["map"] >= 1.0
     assert result["results"]["snippets"]["mean_f1"] == pytest.approx(1.0)
     assert set(result["results"]) >= {"documents", "snippets", "yesno", "factoid", "list", "ideal"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def example_endpoint(tmp_path: Path) -> Iterator[str]:
-    """A real `oxigraph serve` on loopback holding the example knowledge base."""
-    exe = str(Path(sys.executable).with_name("oxigraph"))
-    location = tmp_path / "oxigraph"
-    subprocess.run(
-        [exe, "load", "--location", str(location), "--file", str(EXAMPLES / "example-kb.ttl")],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    port = _free_port()
-    proc = subprocess.Popen(
-        [exe, "serve-read-only", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/query"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url, params={"query": "ASK {}"}, timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "oxigraph did not start"
-            time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_refresh_stores_a_new_version_with_provenance(

@@ -9,14 +9,18 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+from rag.article import Article, articles_from_records
 from rag.corpus import CorpusFormat, detect_format, read_corpus
 from rag.dense import DenseScorer
 from rag.index import BuildReport, IndexInfo, open_index
+from rag.kb_abstracts import endpoint_abstracts, store_abstracts
 from rag.retrieve import SearchResult, WhooshRetriever, question_query
 from rag.snippets import Snippet, bioasq_snippet, extract_snippets
 from server.context import CliError, Context
+from store import graphs
 
 MAX_K = 1000
 
@@ -27,7 +31,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ix_sub = ix.add_subparsers(dest="index_command", metavar="ACTION")
     ix_sub.required = True
     build = ix_sub.add_parser("build", help="add PubMed abstracts to the index (by PMID)")
-    build.add_argument("sources", nargs="+", type=Path, metavar="SOURCE", help="corpus files")
+    build.add_argument("sources", nargs="*", type=Path, metavar="SOURCE", help="corpus files")
+    build.add_argument(
+        "--kb",
+        action="append",
+        default=[],
+        metavar="NAME|URL",
+        help="also index the dbo:abstract texts of a loaded knowledge base or a SPARQL endpoint "
+        "(for QALD hybrid questions); repeatable",
+    )
+    build.add_argument("--language", default="en", help="abstract language for --kb (default en)")
     build.add_argument(
         "--format",
         choices=[f.value for f in CorpusFormat],
@@ -59,12 +72,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_build(ctx: Context, args: argparse.Namespace) -> int:
     """Read every SOURCE and add it to the index in one transaction."""
     fmt = CorpusFormat(args.format) if args.format else None
+    if not args.sources and not args.kb:
+        raise CliError("nothing to index: give corpus files and/or --kb NAME|URL")
     for source in args.sources:
         if not source.is_file():
             raise CliError(f"{source}: no such file")
         if fmt is None:
             detect_format(source)  # fail on an unknown suffix before anything is written
-    articles = itertools.chain.from_iterable(read_corpus(s, fmt) for s in args.sources)
+    articles = itertools.chain(
+        itertools.chain.from_iterable(read_corpus(s, fmt) for s in args.sources),
+        itertools.chain.from_iterable(_kb_articles(ctx, spec, args.language) for spec in args.kb),
+    )
     with open_index(ctx.config.index_dir, create=True) as index:
         report = index.add(articles, progress=sys.stderr.isatty())
     if args.json:
@@ -127,6 +145,17 @@ def _bounded(option: str, value: int, high: int) -> int:
     if not 1 <= value <= high:
         raise CliError(f"{option} must be between 1 and {high}, found {value}")
     return value
+
+
+def _kb_articles(ctx: Context, spec: str, language: str) -> Iterator[Article]:
+    if spec.startswith(("http://", "https://")):
+        records = endpoint_abstracts(spec, language)
+    else:
+        graph = graphs.kb_graph(ctx.config.base_iri, spec)
+        if not ctx.store.has_graph(graph):
+            raise CliError(f"--kb {spec}: no such knowledge base; load it with `qabench kb load`")
+        records = store_abstracts(ctx.store, [graph], language)
+    return articles_from_records(records, source=spec)
 
 
 def _report_json(report: BuildReport, sources: list[Path]) -> dict[str, object]:
