@@ -58,7 +58,7 @@ DATASETS = 25
 PER_EXPERIMENT = """PREFIX qb: <http://purl.org/linked-data/cube#>
 PREFIX qab: <https://w3id.org/qabench/vocab#>
 SELECT ?obs ?measure ?value ?type WHERE {
-  ?obs qab:task <{task}> ; qab:experimentType ?type ; qb:measureType ?measure ; ?measure ?value .
+  ?obs qab:ofTask <{task}> ; qab:experimentType ?type ; qb:measureType ?measure ; ?measure ?value .
 }"""
 PAGE_CONSTRUCT = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <{graph}> { ?s ?p ?o } }"
 LEADERBOARD = """PREFIX qb: <http://purl.org/linked-data/cube#>
@@ -66,7 +66,7 @@ PREFIX qab: <https://w3id.org/qabench/vocab#>
 PREFIX gerbil: <http://w3id.org/gerbil/vocab#>
 SELECT ?system ?dataset (MAX(?value) AS ?best) WHERE {
   ?task qab:system ?system ; qab:datasetVersion ?dataset .
-  ?obs qab:task ?task ; gerbil:macroF1 ?value .
+  ?obs qab:ofTask ?task ; gerbil:macroF1 ?value .
 } GROUP BY ?system ?dataset ORDER BY DESC(?best)"""
 
 
@@ -121,7 +121,7 @@ def generate(experiments: int, seed: int = 7) -> list[Quad]:
                 quads += [
                     Quad(obs, RDF.type, QB.Observation, g),
                     Quad(obs, QB.dataSet, iris.sub_iri(exp, "cube"), g),
-                    Quad(obs, QAB.task, task, g),
+                    Quad(obs, QAB.ofTask, task, g),
                     Quad(obs, QAB.experimentType, kind, g),
                     Quad(obs, QB.measureType, measure, g),
                     Quad(obs, measure, Literal(f"{rng.random():.4f}", datatype=XSD.double), g),
