@@ -160,3 +160,11 @@ def test_lists_negotiate_too(client: Any) -> None:
         t for t in parse(data.data, RdfFormat.TURTLE) if t.predicate.value.endswith("hasPart")
     ]
     assert [t.object.value for t in members] == ["http://qabench.test/dataset/demo-qa"]
+
+
+def test_head_has_the_headers_of_get_without_a_body(client: Any) -> None:
+    get = client.get(EXPERIMENT, headers={"Accept": "text/turtle"})
+    head = client.head(EXPERIMENT, headers={"Accept": "text/turtle"})
+    assert head.status_code == 200 and head.data == b""
+    for name in ("Content-Type", "ETag", "Link", "Content-Location", "Vary"):
+        assert head.headers[name] == get.headers[name]
