@@ -8,6 +8,8 @@ from types import TracebackType
 from typing import Any
 
 from server.config import Config
+from server.serverfile import running_server
+from store.errors import StoreLockedError
 from store.triplestore import TripleStore
 
 
@@ -26,7 +28,17 @@ class Context:
     def store(self) -> TripleStore:
         """Return the store, opening it on first use."""
         if self._store is None:
-            self._store = TripleStore.open(self.config.store_path)
+            try:
+                self._store = TripleStore.open(self.config.store_path)
+            except StoreLockedError as exc:
+                server = running_server(self.config.data_dir)
+                if server is None:
+                    raise
+                raise CliError(
+                    f"the store at {self.config.store_path} is held by `qabench serve` (pid "
+                    f"{server.pid}, {server.url}); stop that server first, use its web pages and "
+                    "API, or choose another data directory with --data-dir"
+                ) from exc
         return self._store
 
     def close(self) -> None:

@@ -224,3 +224,31 @@ def test_catalog_checksums_match_the_reference_files(shared_data: Path) -> None:
             assert hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256, entry.name
             checked += 1
     assert checked >= 40
+
+
+def test_a_running_server_is_named_when_it_holds_the_store(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    env = {**os.environ, "QABENCH_DATA_DIR": str(tmp_path)}
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[server]\nport = 0\ndemo = false\n")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "server", "--config", str(cfg), "serve", "--port", "0"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "server.json").exists():
+            assert time.monotonic() < deadline and server.poll() is None, "server did not start"
+            time.sleep(0.2)
+        result = subprocess.run(
+            [sys.executable, "-m", "server", "datasets", "load", str(EXAMPLE)],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        )
+        assert result.returncode == 2
+        assert f"pid {server.pid}" in result.stderr
+        assert "Traceback" not in result.stderr
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
