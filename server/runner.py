@@ -2,8 +2,9 @@
 
 ``software_release()`` names the running code (package version from ``importlib.metadata``,
 git revision when ``git rev-parse HEAD`` works) for the provenance of every task;
-``build_runner()`` configures an ``ExperimentRunner`` from ``[evaluation]``. The app passes its
-own registry (with the RAG system added) and ``on_write`` (to refresh its SPARQL replica).
+``build_runner()`` configures an ``ExperimentRunner`` from ``[evaluation]``; its default registry
+holds ``gold`` and the RAG system (``server.rag_builtin``). The app passes ``on_write`` (to
+refresh its SPARQL replica).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from importlib import metadata
 
 from evaluators.experiment import ExperimentRunner, RunLimits
 from evaluators.experiment_model import SoftwareRelease
-from evaluators.systems import SystemRegistry, builtin_registry
+from evaluators.systems import SystemRegistry
 from server.config import REPO_ROOT, Config
+from server.rag_builtin import system_registry
+from server.rag_service import RagService
 from store.triplestore import TripleStore
 
 
@@ -70,14 +73,15 @@ def build_runner(
     Args:
         config: the configuration (``[evaluation]`` limits and KB).
         store: the open store.
-        registry: built-in systems (default: ``gold`` only); the app adds the RAG system.
+        registry: built-in systems (default: ``gold`` and the RAG system, see
+            ``server.rag_builtin``).
         on_write: called after every store write (the server refreshes its replica there).
     """
     return ExperimentRunner(
         store,
         config.base_iri,
         limits=run_limits(config),
-        registry=registry or builtin_registry(),
+        registry=registry or system_registry(RagService(config), store),
         release=software_release(),
         kb=config.evaluation.kb,
         on_write=on_write,

@@ -141,3 +141,42 @@ def test_yes_no_runs_become_boolean_answers(rag_config: Config) -> None:
     question = answer_question(run, "7")
     assert question.answers is not None and question.answers[0].boolean is True
     assert question.bioasq is not None and question.bioasq.yesno == "yes"
+
+
+def test_experiment_cli_runs_the_built_in_rag_system(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = {
+        "questions": [
+            {
+                "id": "1",
+                "question": [{"language": "en", "string": ASPIRIN}],
+                "answers": [{"head": {}, "boolean": True}],
+            }
+        ]
+    }
+    path = tmp_path / "aspirin.json"
+    path.write_text(json.dumps(questions), "utf-8")
+    assert (
+        main(["--data-dir", str(data_dir), "datasets", "load", str(path), "--name", "aspirin"]) == 0
+    )
+    capsys.readouterr()
+    status = main(
+        [
+            "--data-dir",
+            str(data_dir),
+            "experiment",
+            "run",
+            "--dataset",
+            "aspirin",
+            "--builtin",
+            "rag",
+            "--json",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    summary = json.loads(out)
+    (task,) = summary["tasks"]
+    assert task["system"] == "rag" and task["state"] == "finished"
+    assert task["results"]["QA"]["macro_f1"] == 1.0

@@ -15,9 +15,9 @@ from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
 from evaluators.systems import SystemKind
 from server.app import create_app
-from server.commands.experiment import build_runner
 from server.config import Config
 from server.rag_builtin import system_registry
+from server.runner import build_runner
 from store import graphs
 from tests.plugins.server import ARTIFACTS, LiveServer
 from vocab.project import QAB
