@@ -16,6 +16,7 @@ from pyoxigraph import Literal, NamedNode
 from evaluators.errors import EvaluationError
 from evaluators.experiment_model import SystemDescription, TaskPlan, TaskStatus
 from evaluators.experiment_rdf import PROFILE_TERMS, STATUS_TERMS, system_configuration_iri
+from evaluators.experiment_results import stored_results
 from evaluators.results import ExperimentTypeResult, measures_json
 from evaluators.systems import SystemKind
 from store import graphs, queries
@@ -246,8 +247,6 @@ def experiment_summary(
     Raises:
         UnknownExperimentError: if there is no such experiment.
     """
-    from evaluators.experiment_results import stored_results
-
     item = overview(store, base, experiment_id)
     results = stored_results(store, base, experiment_id)
     tasks = task_summaries(store, base, experiment_id, results)

@@ -84,8 +84,22 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
     private, public = world["private"].id, world["public"].id
     exts = [{"ext": e} for e in ("html", "ttl", "jsonld", "json", "nt", "nq")]
     return {
-        "/experiment/<path:rest>": [{"rest": private}, {"rest": public}],
-        "/task/<path:rest>": [{"rest": f"{private}/1"}, {"rest": f"{public}/1"}],
+        # the experiments, and resources minted below them (configurations, releases,
+        # observations, per-question results)
+        "/experiment/<path:rest>": [
+            {"rest": e}
+            for e in (private, public, f"{private}/system/gold-private", f"{private}/release")
+        ],
+        "/task/<path:rest>": [
+            {"rest": t}
+            for t in (
+                f"{private}/1",
+                f"{public}/1",
+                f"{private}/1/cube/aggregate",
+                f"{private}/1/obs/QA/macro_f1",
+                f"{private}/1/question/1/QA",
+            )
+        ],
         "/dataset/<path:rest>": [{"rest": "qald-8-test"}, {"rest": "qald-8-test/v1"}],
         "/system/<path:rest>": [{"rest": "gold-private"}, {"rest": "gold-public"}],
         "/kb/<path:rest>": [{"rest": "dbpedia"}],
@@ -97,6 +111,9 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
         ],
         "/rag/run/<path:rest>": [{"rest": "1"}],
         "/ask/jobs/<job_id>": [{"job_id": "1"}],
+        "/experiment-type/<path:rest>": [{"rest": "QA"}, {"rest": "C2KB"}],
+        "/profile/<path:rest>": [{"rest": "strict"}],
+        "/cube/<path:rest>": [{"rest": "structure/aggregate"}, {"rest": "structure/per-question"}],
         "/vocab/<name>": [{"name": "Experiment"}, {"name": "Task"}],
         "/datasets.<ext>": exts,
         "/experiments.<ext>": exts,
