@@ -186,6 +186,7 @@ class ExperimentRunner:
             daemon=True,
         )
         with self._lock:
+            self._threads = {k: t for k, t in self._threads.items() if t.is_alive()}
             self._threads[submission.id] = thread
             self._live.add(submission.id)
         thread.start()
@@ -196,6 +197,9 @@ class ExperimentRunner:
             self.run(eid, progress=progress)
         except Exception:  # a background run has nobody to raise to; the log keeps it
             log.exception("Experiment %s stopped with an unexpected error", eid)
+        finally:
+            with self._lock:
+                self._live.discard(eid)
 
     def wait(self, experiment_id: str, timeout: float | None = None) -> bool:
         """Wait for a background run of this runner; return whether it has ended."""

@@ -21,9 +21,9 @@ from evaluators.errors import (
     UnknownSubExperimentError,
 )
 from evaluators.experiment_model import SystemDescription, TaskPlan
-from evaluators.experiment_rdf import PROFILE_TERMS
 from evaluators.library import VersionInfo
 from evaluators.model import Dataset
+from evaluators.profiles import PROFILES
 from evaluators.systems import (
     AnswerFileSystem,
     SystemKind,
@@ -114,8 +114,8 @@ def plan_experiment(
     if not request.datasets:
         raise UnknownDatasetError("An experiment needs at least one dataset")
     for profile in request.profiles:
-        if profile not in PROFILE_TERMS:
-            known = ", ".join(PROFILE_TERMS)
+        if profile not in PROFILES:  # the profiles evaluators.scoring knows
+            known = ", ".join(PROFILES)
             raise UnknownSubExperimentError(
                 f"Unknown profile {profile!r}; expected one of: {known}"
             )
