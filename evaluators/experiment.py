@@ -122,7 +122,13 @@ class ExperimentRunner:
             )
         if spec.startswith(("http://", "https://")):
             return self._kb, model.KbDescription(public_url(spec), endpoint=public_url(spec))
-        return self._kb, model.KbDescription(spec, graph=graphs.kb_graph(self.base, spec).value)
+        # a loaded KB has a version when its catalog entry states one
+        versions = self.store.quads(
+            iris.kb_iri(self.base, spec), QAB.kbVersion, None, graphs.catalog_graph(self.base)
+        )
+        version = next((q.object.value for q in versions if isinstance(q.object, Literal)), None)
+        graph = graphs.kb_graph(self.base, spec).value
+        return self._kb, model.KbDescription(spec, graph=graph, version=version)
 
     # ------------------------------------------------------------------ submission
     def submit(self, request: ExperimentRequest) -> Submission:

@@ -137,7 +137,7 @@ def _version_from_iri(iri: str) -> tuple[str, int]:
     return unquote(head.rsplit("/", 1)[-1]), int(tail) if tail.isdigit() else 0
 
 
-def task_rows(store: TripleStore, base: str, experiment_id: str) -> list[dict[str, Any]]:
+def _task_rows(store: TripleStore, base: str, experiment_id: str) -> list[dict[str, Any]]:
     """Return the raw task rows of an experiment, ordered by task number."""
     rows = store.select(
         queries.load("experiment_tasks"), graph=graphs.experiment_graph(base, experiment_id)
@@ -153,7 +153,7 @@ def task_summaries(
 ) -> tuple[TaskSummary, ...]:
     """Return every task of an experiment with its state (and ``results`` by task number)."""
     out = []
-    for row in task_rows(store, base, experiment_id):
+    for row in _task_rows(store, base, experiment_id):
         plan = _plan(row)
         out.append(
             TaskSummary(
@@ -251,7 +251,7 @@ def experiment_summary(
     results = stored_results(store, base, experiment_id)
     tasks = task_summaries(store, base, experiment_id, results)
     created = None
-    rows = task_rows(store, base, experiment_id)
+    rows = _task_rows(store, base, experiment_id)
     if rows:
         created = _text(rows[0], "created")
     return ExperimentSummary(item.id, item.iri, item.published, created, tasks, token)

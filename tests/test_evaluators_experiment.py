@@ -13,7 +13,7 @@ import pytest
 from pyoxigraph import RdfFormat
 
 from evaluators import library
-from evaluators.errors import UnknownDatasetError, UnknownSubExperimentError
+from evaluators.errors import KnowledgeBaseError, UnknownDatasetError, UnknownSubExperimentError
 from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_plan import new_experiment_id
@@ -21,6 +21,7 @@ from evaluators.experiment_read import (
     UnknownExperimentError,
     list_experiments,
 )
+from evaluators.knowledge import load_kb
 from evaluators.systems import (
     AnswerFileMismatchError,
     SystemKind,
@@ -34,6 +35,9 @@ from tests.plugins.qa_stub_experiments import (
     even_gold,
     limits_for_tests,
 )
+
+REPO = Path(__file__).resolve().parent.parent
+IC_DIR = REPO / "tests" / "data" / "qb-ic"
 
 
 def _gold_request(**changes) -> ExperimentRequest:
@@ -269,9 +273,6 @@ def test_background_start_returns_at_once_and_reports_every_write(
     assert [e.id for e in list_experiments(runner.store, runner.base)] == [submission.id]
 
 
-IC_DIR = Path(__file__).parent / "data" / "qb-ic"
-
-
 def test_experiment_graphs_pass_the_data_cube_integrity_constraints(
     make_runner, qa_stubs, store, config, shared_data: Path
 ) -> None:
@@ -299,3 +300,31 @@ def test_experiment_graphs_pass_the_data_cube_integrity_constraints(
     files = sorted(IC_DIR.glob("*.rq"))
     assert len(files) == 14
     assert [f.name for f in files if store.ask(f.read_text())] == []
+
+
+def test_the_knowledge_base_is_part_of_every_task_provenance(
+    load_qald, make_runner, store, config
+) -> None:
+    load_qald("qald-8-test")
+    base = config.base_iri
+    load_kb(store, base, REPO / "server/examples/example-kb.ttl", "example")
+    runner = make_runner(kb="example")
+    submission = runner.submit(_gold_request(profiles=("strict", "gerbil")))
+    summary = runner.run(submission.id)
+    assert [t.status for t in summary.tasks] == [TaskStatus.FINISHED] * 2
+    rows = store.select(
+        "PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX qab: <https://w3id.org/qabench/vocab#> "
+        "SELECT ?g ?task ?kb WHERE { GRAPH ?g { ?task a qab:Task ; prov:used ?kb . "
+        "?kb qab:kbGraph ?graph } }",
+        g=graphs.experiment_graph(base, submission.id),
+    )
+    assert {r["kb"].value for r in rows} == {f"{base}/kb/example"}
+    assert len(rows) == 2
+
+
+def test_an_unknown_knowledge_base_is_refused_at_submission(load_qald, make_runner, store) -> None:
+    load_qald("qald-8-test")
+    before = len(store)
+    with pytest.raises(KnowledgeBaseError, match="no-such-kb"):
+        make_runner(kb="no-such-kb").submit(_gold_request())
+    assert len(store) == before

@@ -119,13 +119,14 @@ def load_qald(
 
 @pytest.fixture
 def make_runner(store: TripleStore, config: Config) -> Iterator[Callable[..., ExperimentRunner]]:
-    """Return ``make(limits=None, registry=None, on_write=None) -> ExperimentRunner``."""
+    """Return ``make(limits=None, registry=None, on_write=None, kb="") -> ExperimentRunner``."""
     runners: list[ExperimentRunner] = []
 
     def make(
         limits: RunLimits | None = None,
         registry: SystemRegistry | None = None,
         on_write: Callable[[], None] | None = None,
+        kb: str = "",
     ) -> ExperimentRunner:
         runner = ExperimentRunner(
             store,
@@ -134,6 +135,7 @@ def make_runner(store: TripleStore, config: Config) -> Iterator[Callable[..., Ex
             registry=registry or builtin_registry(),
             release=SoftwareRelease("0.1.0", "0123456789abcdef0123456789abcdef01234567"),
             on_write=on_write,
+            kb=kb,
         )
         runners.append(runner)
         return runner
