@@ -23,8 +23,8 @@ from rag.snippets import Snippet
 
 SHORT_WORDS = 200
 CITED_WORDS = 150
-SHORT_TOKENS = 320
-CITED_TOKENS = 280
+SHORT_TOKENS = 256
+CITED_TOKENS = 256
 EXACT_TOKENS = 120
 # Snippets shown to the model in the answer prompts.
 PROMPT_SNIPPETS = 10
@@ -202,6 +202,9 @@ def _model_exact(
         warnings.append(f"exact answer: the model did not answer ({exc}); used the extractive one")
         return None
     parsed = parse_exact(kind, json_value(reply))
+    if parsed is None and kind == "yesno":
+        # a bare "Yes." instead of the JSON still answers the question
+        parsed = parse_exact(kind, {"answer": (reply.split() or [""])[0]})
     if parsed is None:
         warnings.append(
             f"exact answer: the model's reply {reply[:80]!r} is not the requested JSON; used the "

@@ -22,7 +22,7 @@ from rag.prompts import extraction_messages, json_value, rerank_messages
 from rag.retrieve import RankedDocument
 from rag.snippets import SECTIONS, Snippet, bm25_scores, document_url
 
-EXTRACT_TOKENS = 400
+EXTRACT_TOKENS = 256
 RERANK_TOKENS = 120
 MIN_WORDS = 3
 

@@ -145,7 +145,9 @@ def answer_messages(
     """Return the prompt for the short answer (``cited=False``) or the cited answer."""
     out = [ChatMessage("system", SYSTEM)]
     key = "cited_answer" if cited else "short_answer"
-    for ex in examples("answer"):
+    # The worked example shows the citation format; a small model copies a short-answer example
+    # into its answer, so the short answer is asked for without one.
+    for ex in examples("answer") if cited else ():
         raw = ex["snippets"]
         assert isinstance(raw, list)
         lines = [SnippetLine(_s(s["pmid"]), _s(s["text"])) for s in raw]

@@ -307,3 +307,16 @@ def test_streamed_answers_are_reported_while_written(
 def test_default_stages_follow_the_generator() -> None:
     stages = default_stages(ExtractiveGenerator(), RagSettings())
     assert stages.expand(ASPIRIN) == Expansion(question_query(ASPIRIN), "identity")
+
+
+def test_a_bare_yes_or_no_reply_is_accepted_as_the_exact_answer(
+    llm_stubs: MakeStub, openai_system: Callable[..., RagSystem]
+) -> None:
+    stub = llm_stubs(Script(exact=lambda p: LlmReply(content="No. The snippets disagree.")))
+    run = openai_system(stub).ask(ASPIRIN)
+    assert run.exact_answer.yesno == "no"
+    assert not any(w.startswith("exact answer") for w in run.warnings)
+    short_prompts = [r.prompt for r in stub.received() if r.prompt.startswith("Answer concisely")]
+    assert len(short_prompts) == 1
+    short_request = next(r for r in stub.received() if r.prompt.startswith("Answer concisely"))
+    assert len(short_request.body["messages"]) == 2  # no worked example for the short answer
