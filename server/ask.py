@@ -170,9 +170,9 @@ def start_job() -> tuple[Response, int]:
     rag = rag_service()
     try:
         check_question(form.question, rag.config.rag.max_question_chars)
-        rag.generator(form.generator)
-    except (RagError, UnknownGeneratorError) as exc:
+    except RagError as exc:
         raise problem_for(exc) from exc
+    # the generator's model (if any) loads inside the job, so the page shows progress meanwhile
     svc = services()
     job = ask_jobs().start(lambda progress: _execute(svc, rag, form, progress))
     url = f"/ask/jobs/{job.id}"

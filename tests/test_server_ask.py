@@ -295,3 +295,15 @@ def test_endpoint_down_still_answers_and_says_so(
     finally:
         app.extensions["rag"].close()
         app.extensions["services"].close()
+
+
+def test_job_with_an_unconfigured_endpoint_fails_with_service_unavailable(
+    rag_client: Any,
+) -> None:
+    started = rag_client.post(
+        "/ask/jobs", data={"question": ASPIRIN, "generator": "openai-http"}, headers=JSON
+    )
+    assert started.status_code == 202
+    body = wait_job(rag_client, started.get_json()["progress"])
+    assert body["state"] == "failed" and body["problem"]["status"] == 503
+    assert "rag.openai_base_url" in body["problem"]["detail"]
