@@ -89,6 +89,8 @@ def test_problems_show_on_the_page(page: Any, live_server: LiveServer) -> None:
     problem.wait_for(timeout=30_000)
     assert "Malformed search query" in problem.inner_text()
     assert "column 13" in problem.inner_text()
+    assert page.locator("#ask-progress").is_hidden()
+    assert page.input_value("#query") == "aspirin AND ("  # kept, so it can be fixed
     page.screenshot(path=str(SHOTS / "4-malformed-query.png"), full_page=True)
 
 

@@ -109,6 +109,8 @@
             first.focus();
           }
         } else if (data.state === "failed") {
+          // the problem says what went wrong; half-finished stages would only confuse
+          progress.hidden = true;
           showProblem(data.problem);
           setBusy(false);
         } else {
