@@ -24,6 +24,7 @@ from evaluators.systems import SystemKind, builtin_registry
 from server.app import create_app
 from server.config import Config
 from store import graphs
+from store.visibility import private_experiment_ids
 from tests.plugins.qa_stub_experiments import QALD_FILES, limits_for_tests
 
 ACCEPT = [
@@ -111,6 +112,7 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
         ],
         "/rag/run/<path:rest>": [{"rest": "1"}],
         "/ask/jobs/<job_id>": [{"job_id": "1"}],
+        "/experiments/<experiment_id>/publish": [{"experiment_id": private}],
         "/experiment-type/<path:rest>": [{"rest": "QA"}, {"rest": "C2KB"}],
         "/profile/<path:rest>": [{"rest": "strict"}],
         "/cube/<path:rest>": [{"rest": "structure/aggregate"}, {"rest": "structure/per-question"}],
@@ -194,6 +196,9 @@ def test_no_anonymous_response_mentions_a_private_experiment(world: dict[str, An
                 seen_public = seen_public or world["public"].id in body
                 responses += 1
     assert requested == {r.rule for r in app.url_map.iter_rules()}  # every route was exercised
+    # and no anonymous request changed anything: the private experiment is still private
+    store = app.extensions["services"].store
+    assert private_experiment_ids(store, base) == {private.id}
     assert responses > 100
     assert seen_public  # the same requests do show published experiments
 
