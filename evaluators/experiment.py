@@ -301,6 +301,8 @@ class ExperimentRunner:
             with self._lock:
                 self._live.discard(eid)
                 self._cancel.pop(eid, None)
+        if cancel.is_set():
+            self.recover()  # cancelled: the tasks that never started become interrupted too
         return self.summary(eid)
 
     # ------------------------------------------------------------------ reading, publishing

@@ -4,6 +4,7 @@ background runs, on real QALD data in a temporary store (the three-system accept
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from datetime import date
 from importlib import resources
@@ -328,3 +329,35 @@ def test_an_unknown_knowledge_base_is_refused_at_submission(load_qald, make_runn
     with pytest.raises(KnowledgeBaseError, match="no-such-kb"):
         make_runner(kb="no-such-kb").submit(_gold_request())
     assert len(store) == before
+
+
+def test_cancel_interrupts_the_running_and_the_waiting_tasks(
+    load_qald, make_runner, qa_stubs
+) -> None:
+    data = load_qald("qald-8-test")
+    oracle = TextOracle()
+    oracle.add(data["qald-8-test"])
+    asked = threading.Event()
+
+    def slow(text: str, lang: str):
+        asked.set()
+        return dataclasses.replace(even_gold(oracle)(text, lang), delay=0.2)
+
+    stub = qa_stubs(slow)
+    runner = make_runner(limits_for_tests(request_timeout_seconds=30, parallel_tasks=1))
+    submission = runner.start(
+        ExperimentRequest(
+            systems=(SystemRequest("s", SystemKind.WEB_SERVICE, url=stub.url),),
+            datasets=("qald-8-test",),
+            profiles=("strict", "gerbil"),
+        )
+    )
+    assert asked.wait(30)
+    runner.cancel(submission.id)
+    assert runner.wait(submission.id, 60)
+    summary = runner.summary(submission.id)
+    assert [t.status for t in summary.tasks] == [TaskStatus.INTERRUPTED] * 2
+    assert len(stub.requests) < 41
+    # resume finishes both
+    resumed = runner.resume(submission.id)
+    assert [t.status for t in resumed.tasks] == [TaskStatus.FINISHED] * 2
