@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 
 from evaluators import library
+from evaluators.bioasq import PROFILE as BIOASQ_PROFILE
 from evaluators.errors import (
     AnswerFileError,
     EvaluationError,
@@ -22,7 +23,7 @@ from evaluators.errors import (
 )
 from evaluators.experiment_model import SystemDescription, TaskPlan
 from evaluators.library import VersionInfo
-from evaluators.model import Dataset
+from evaluators.model import Dataset, SourceFormat
 from evaluators.profiles import PROFILES
 from evaluators.systems import (
     AnswerFileSystem,
@@ -114,8 +115,9 @@ def plan_experiment(
     if not request.datasets:
         raise UnknownDatasetError("An experiment needs at least one dataset")
     for profile in request.profiles:
-        if profile not in PROFILES:  # the profiles evaluators.scoring knows
-            known = ", ".join(PROFILES)
+        # the profiles evaluators.scoring knows, and BioASQ's official rules
+        if profile not in PROFILES and profile != BIOASQ_PROFILE:
+            known = ", ".join([*PROFILES, BIOASQ_PROFILE])
             raise UnknownSubExperimentError(
                 f"Unknown profile {profile!r}; expected one of: {known}"
             )
@@ -226,6 +228,26 @@ def read_gold(store: TripleStore, version: VersionInfo) -> Dataset:
     return library.read_dataset(store, version)
 
 
+def task_profiles(version: VersionInfo, requested: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the profiles a dataset version is scored under.
+
+    BioASQ datasets are always scored with BioASQ's official measures (profile ``bioasq``),
+    whatever QA profiles were requested; QA datasets use the requested QA profiles.
+
+    Raises:
+        UnknownSubExperimentError: if only ``bioasq`` was requested for a QA dataset.
+    """
+    if version.format == SourceFormat.BIOASQ.value:
+        return (BIOASQ_PROFILE,)
+    qa = tuple(p for p in requested if p != BIOASQ_PROFILE)
+    if not qa:
+        raise UnknownSubExperimentError(
+            f"{version.name} is a QA dataset; the bioasq profile only scores BioASQ datasets. "
+            f"Choose one of: {', '.join(PROFILES)}"
+        )
+    return qa
+
+
 def _tasks(
     request: ExperimentRequest, targets: dict[str, list[VersionInfo]]
 ) -> tuple[TaskPlan, ...]:
@@ -233,7 +255,7 @@ def _tasks(
     for system in request.systems:
         for version in targets[system.name]:
             for language in request.languages:
-                for profile in request.profiles:
+                for profile in task_profiles(version, request.profiles):
                     tasks.append(
                         TaskPlan(
                             number=len(tasks) + 1,

@@ -57,10 +57,11 @@ class TaskSummary:
 
     @property
     def avg_millis(self) -> float | None:
-        """Return the QA result's average milliseconds per successful call, if any."""
+        """Return the average milliseconds per successful call (QA, or BioASQ's first type)."""
         for result in self.results:
-            if result.experiment_type == "QA":
-                return result.value("avg_millis")
+            value = result.value("avg_millis")
+            if value is not None:
+                return value
         return None
 
 

@@ -17,6 +17,8 @@ from collections.abc import Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from evaluators.bioasq import PROFILE as BIOASQ_PROFILE
+from evaluators.bioasq import evaluate_bioasq
 from evaluators.experiment_model import (
     CODE_FINISHED,
     CODE_INTERRUPTED,
@@ -25,8 +27,8 @@ from evaluators.experiment_model import (
 )
 from evaluators.knowledge import KnowledgeBase
 from evaluators.markings import Markings
-from evaluators.model import Dataset, Question
-from evaluators.results import EvaluationResult
+from evaluators.model import Dataset, Question, SourceFormat
+from evaluators.results import EvaluationResult, MeasureValue
 from evaluators.scoring import evaluate
 from evaluators.systems import QASystem, RequestGate, SystemCallError
 
@@ -189,18 +191,7 @@ def run_task(
             error_messages=messages,
         )
     with settings.scoring_lock:
-        result = evaluate(
-            dataset,
-            box.answers,
-            profile=settings.profile,
-            language=settings.language,
-            kb=settings.kb,
-            dataset_label=settings.dataset_label,
-            errors=box.errors,
-            millis=box.millis,
-            bootstrap_samples=settings.bootstrap_samples,
-            markings_cache=settings.markings_cache,
-        )
+        result = _score(dataset, box, settings)
     return TaskOutcome(
         TaskStatus.FINISHED,
         CODE_FINISHED,
@@ -209,3 +200,36 @@ def run_task(
         result=result,
         error_messages=messages,
     )
+
+
+def _score(dataset: Dataset, box: _Collector, settings: TaskSettings) -> EvaluationResult:
+    """Score the collected answers: BioASQ's official measures or a QA scoring profile."""
+    if settings.profile == BIOASQ_PROFILE:
+        response = Dataset(SourceFormat.BIOASQ, tuple(box.answers.values()))
+        result = evaluate_bioasq(dataset, response, dataset_label=settings.dataset_label)
+        # BioASQ's evaluator has no error or runtime measures; the task records them as QA does.
+        extra = (
+            MeasureValue("errors", float(len(box.errors))),
+            _avg_millis(box.millis),
+        )
+        first = result.results[0]
+        measures = first.measures + extra
+        return replace(result, results=(replace(first, measures=measures), *result.results[1:]))
+    return evaluate(
+        dataset,
+        box.answers,
+        profile=settings.profile,
+        language=settings.language,
+        kb=settings.kb,
+        dataset_label=settings.dataset_label,
+        errors=box.errors,
+        millis=box.millis,
+        bootstrap_samples=settings.bootstrap_samples,
+        markings_cache=settings.markings_cache,
+    )
+
+
+def _avg_millis(millis: MutableMapping[str, float]) -> MeasureValue:
+    if not millis:
+        return MeasureValue("avg_millis", None, "no system call succeeded")
+    return MeasureValue("avg_millis", sum(millis.values()) / len(millis))

@@ -145,18 +145,25 @@ class AnswerFileSystem:
         return self._answers.get(question.id) or Question(id=question.id)
 
 
-def parse_answer_file(data: bytes, *, source: str) -> Dataset:
+def parse_answer_file(data: bytes, *, source: str, bioasq: bool = False) -> Dataset:
     """Parse an answers file, accepting only the answer formats.
 
+    Args:
+        data: the file content.
+        source: the file name (for messages).
+        bioasq: also accept a BioASQ task-b response (for BioASQ datasets).
+
     Raises:
-        AnswerFileError: if it does not parse or is not QALD-JSON, QALD-XML or eQALD.
+        AnswerFileError: if it does not parse or is not QALD-JSON, QALD-XML or eQALD (or a
+            BioASQ response when ``bioasq`` is true).
     """
     try:
         parsed = parse_bytes(data, source=source)
     except DatasetFormatError as exc:
         raise AnswerFileError(f"Answers file {source} cannot be read: {exc.detail}") from exc
-    if parsed.format not in ANSWER_FORMATS:
-        allowed = ", ".join(f.value for f in ANSWER_FORMATS)
+    formats = (*ANSWER_FORMATS, SourceFormat.BIOASQ) if bioasq else ANSWER_FORMATS
+    if parsed.format not in formats:
+        allowed = ", ".join(f.value for f in formats)
         raise AnswerFileError(
             f"Answers file {source} is {parsed.format.value}; expected one of: {allowed}"
         )
@@ -178,7 +185,7 @@ def answer_file_system(data: bytes, *, source: str, gold: Dataset) -> AnswerFile
         AnswerFileError: if the file is not QALD-JSON, QALD-XML or eQALD, does not parse, or
             holds ids that are not in ``gold`` or appear twice (``AnswerFileMismatchError``).
     """
-    parsed = parse_answer_file(data, source=source)
+    parsed = parse_answer_file(data, source=source, bioasq=gold.format is SourceFormat.BIOASQ)
     counts = Counter(q.id for q in parsed.questions)
     known = {q.id for q in gold.questions}
     unknown = tuple(sorted((i for i in counts if i not in known), key=_natural))

@@ -13,6 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from rag.article import Article, articles_from_records
+from rag.bioasq_corpus import read_bioasq_snippets
 from rag.corpus_text import read_json, read_jsonl, read_tsv
 from rag.errors import CorpusFormatError
 from rag.pubmed_xml import read_pubmed_xml
@@ -27,6 +28,7 @@ class CorpusFormat(StrEnum):
     JSON = "json"
     TSV = "tsv"
     PUBMED_XML = "pubmed-xml"
+    BIOASQ_SNIPPETS = "bioasq-snippets"
 
 
 _SUFFIXES = {
@@ -81,5 +83,6 @@ def read_corpus(path: Path, fmt: CorpusFormat | None = None) -> Iterator[Article
         CorpusFormat.JSON: read_json,
         CorpusFormat.TSV: read_tsv,
         CorpusFormat.PUBMED_XML: read_pubmed_xml,
+        CorpusFormat.BIOASQ_SNIPPETS: read_bioasq_snippets,
     }
     return readers[fmt or detect_format(path)](path)

@@ -5,6 +5,16 @@ To add a group, write ``server/commands/<group>.py`` and list it in ``COMMAND_MO
 
 from __future__ import annotations
 
-from server.commands import ask, datasets, evaluate, experiment, kb, rag_index, serve, storeio
+from server.commands import (
+    answer,
+    ask,
+    datasets,
+    evaluate,
+    experiment,
+    kb,
+    rag_index,
+    serve,
+    storeio,
+)
 
-COMMAND_MODULES = [datasets, storeio, evaluate, kb, rag_index, serve, experiment, ask]
+COMMAND_MODULES = [datasets, storeio, evaluate, kb, rag_index, serve, experiment, ask, answer]
