@@ -1,9 +1,12 @@
 """`create_app(config)`: the Flask application factory (the composition root of the web server).
 
 It opens the store (embedded Oxigraph, or a remote SPARQL server when ``store.remote_*`` URLs
-are set), builds ``Services`` (replica, query workers, caches), registers the blueprints and
-the problem handlers, and loads the demo data when asked to and the store has no datasets.
-Views never open anything themselves; they reach everything through ``services()``.
+are set), builds ``Services`` (replica, query workers, caches), registers the blueprints, pages
+and problem handlers, loads the demo data when asked to and the store has no datasets, and
+builds the one experiment runner of the process (with the RAG system among its built-in
+systems; every write it makes calls ``notify_write``), marking experiments that a dead process
+left unfinished as interrupted. Views never open anything themselves; they reach everything
+through ``services()`` and ``experiment_runner()``.
 """
 
 from __future__ import annotations
@@ -14,20 +17,40 @@ import logging
 import os
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 from flask import Flask
 
-from server import ask, pages, sparql, update, vocabulary
+from evaluators.experiment import ExperimentRunner
+from server import (
+    ask,
+    compare,
+    experiment_views,
+    forms,
+    leaderboard,
+    pages,
+    sparql,
+    submit,
+    system_views,
+    task_views,
+    update,
+    vocabulary,
+)
 from server import resources as resource_views
 from server.config import Config
 from server.problems import register_error_handlers
 from server.queryworkers import QueryPool
+from server.rag_builtin import system_registry
+from server.rag_service import RagService
 from server.replica import Replica
-from server.services import Services
+from server.result_table import format_time, machine_time
+from server.runner import build_runner
+from server.services import RUNNER_KEY, Services
 from server.viewmodel import href
 from store.protocol import RdfStore
 from store.remote import RemoteStore
 from store.triplestore import TripleStore
+from vocab import iris
 from vocab.project import QAB
 from vocab.standard import RDF
 
@@ -78,6 +101,37 @@ def _load_demo(svc: Services) -> None:
     svc.notify_write()
 
 
+# Seconds ``Services.close`` waits for each cancelled experiment run to record its state.
+STOP_WAIT_SECONDS = 30.0
+
+
+def _stop_runs(runner: ExperimentRunner) -> None:
+    live = runner.live()
+    for experiment_id in live:
+        runner.cancel(experiment_id)
+    for experiment_id in live:
+        runner.wait(experiment_id, STOP_WAIT_SECONDS)
+
+
+def _start_runner(app: Flask, svc: Services) -> ExperimentRunner:
+    rag = app.extensions.get("rag")
+    service = rag if isinstance(rag, RagService) else RagService(svc.config)
+    # The runner is typed for the embedded store but uses only what every RdfStore offers.
+    store = cast(TripleStore, svc.store)
+    runner = build_runner(
+        svc.config,
+        store,
+        registry=system_registry(service, svc.store),
+        on_write=svc.notify_write,
+    )
+    interrupted = runner.recover()
+    if interrupted:
+        log.info("marked unfinished tasks of experiments %s as interrupted", interrupted)
+    app.extensions[RUNNER_KEY] = runner
+    svc.closers.append(lambda: _stop_runs(runner))
+    return runner
+
+
 def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     """Build the web application.
 
@@ -102,11 +156,20 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     svc = build_services(config, store if store is not None else open_store(config))
     app.extensions["services"] = svc
+    forms.install(app, forms.load_form_secrets(config, svc.admin_token))
     register_error_handlers(app)
     app.jinja_env.globals["base_iri"] = config.base_iri
     app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)
+    app.jinja_env.filters["slug"] = iris.slug
+    app.jinja_env.filters["when"] = format_time
+    app.jinja_env.filters["machine_time"] = machine_time
     for blueprint in (sparql.bp, update.bp, vocabulary.bp, resource_views.bp, pages.bp, ask.bp):
         app.register_blueprint(blueprint)
+    for blueprint in (leaderboard.bp, compare.bp, submit.bp):
+        app.register_blueprint(blueprint)
+    for module in (experiment_views, task_views, system_views):
+        module.register(app)
     if config.server.demo:
         _load_demo(svc)
+    _start_runner(app, svc)
     return app

@@ -1,29 +1,25 @@
-"""Pages for people: home, the lists of datasets, experiments and systems, the VoID description,
-the public dump, and the leaderboard. Dataset and experiment HTML views live in ``pageviews``.
+"""Pages for people: home, the lists of datasets, experiments and systems, the VoID description
+and the public dump. Dataset HTML views live in ``pageviews``; experiment, task and system pages
+in ``experiment_views``, ``task_views`` and ``system_views``; the leaderboard in ``leaderboard``.
 
 Each list is also an RDF document (the list page negotiates like any resource) and links to a
 SPARQL query that reproduces its table. Canned queries run on the main store restricted to the
-graphs the reader may see; the leaderboard aggregates over every experiment, so it runs on the
-query workers (time limit) over the public replica.
+graphs the reader may see.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
-from evaluators.results import MEASURES
 from server import pageviews
 from server.access import remember_tokens, request_tokens
 from server.description import void_description
 from server.negotiation import PAGE_FORMATS, RDF_FORMATS, decorate, negotiate, split_extension
-from server.problems import Problem
 from server.rdfdocs import serialize_document
 from server.services import Services, Visibility, services
-from server.sparql import RESULT_TYPES, run_query
 from server.sparqlpage import query_link
 from server.viewmodel import term_view
 from store import graphs, queries
@@ -204,52 +200,3 @@ def dump() -> Response:
     response = Response(_stream(), mimetype="application/n-quads")
     response.headers["Content-Disposition"] = 'attachment; filename="qabench.nq"'
     return response
-
-
-@bp.route("/leaderboard")
-def leaderboard() -> Response:
-    """Best published result per system for one dataset version, experiment type and measure."""
-    version = request.args.get("version", "")
-    type_iri = request.args.get("type", "http://w3id.org/gerbil/vocab#QA")
-    measure = request.args.get("measure", "macro_f1")
-    if not version:
-        body = render_template(
-            "leaderboard.html",
-            board=[],
-            version="",
-            type_iri=type_iri,
-            measure=MEASURES.get(measure, MEASURES["macro_f1"]),
-            measures=sorted(MEASURES),
-            query_href=None,
-        )
-        return Response(body, mimetype="text/html")
-    if measure not in MEASURES:
-        raise Problem(
-            404, f"Unknown measure {measure!r}; expected one of: " + ", ".join(sorted(MEASURES))
-        )
-    try:
-        bound = [NamedNode(version), NamedNode(type_iri), MEASURES[measure].term]
-    except ValueError as exc:
-        raise Problem(400, "Pass ?version= and ?type= as absolute IRIs.") from exc
-    values = "VALUES (?version ?type ?measure) { (" + " ".join(str(t) for t in bound) + ") }"
-    text = queries.load("page_leaderboard").replace("#BINDINGS#", values)
-    outcome = run_query(text, [], [], html=False, results_media=RESULT_TYPES[0], rdf_media=None)
-    rows = json.loads(outcome.body)["results"]["bindings"] if outcome.failure is None else []
-    board = [
-        {
-            "system": r["system"]["value"],
-            "best": float(r["best"]["value"]),
-            "tasks": r["tasks"]["value"],
-        }
-        for r in rows
-    ]
-    body = render_template(
-        "leaderboard.html",
-        board=board,
-        version=version,
-        type_iri=type_iri,
-        measure=MEASURES[measure],
-        measures=sorted(MEASURES),
-        query_href=query_link(text),
-    )
-    return Response(body, mimetype="text/html")

@@ -1,31 +1,27 @@
-"""HTML views of datasets, dataset versions and experiments, registered by RDF class.
+"""HTML views of datasets and dataset versions, registered by RDF class.
 
 ``resources`` calls these with the document it already read from visible graphs; they only
 rearrange that document (and, for a version's questions, read the page of questions asked for
-from the version graph the document came from). A later, richer experiment page can replace
-``experiment_view`` by registering its own view for ``qab:Experiment``.
+from the version graph the document came from). Experiments, tasks and systems have pages of
+their own that read the store directly (``experiment_views``, ``task_views``, ``system_views``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from flask import Flask, render_template, request
 from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions
 
-from evaluators.results import MEASURES
 from server.resources import alternate_links, register_html_view
 from server.services import Services, Visibility
 from server.sparqlpage import query_link
 from server.viewmodel import TermView, describe, term_view, title_of
 from store import queries
 from vocab.project import QAB
-from vocab.qb import QB
-from vocab.standard import DCTERMS, GERBIL, RDF, RDFS
+from vocab.standard import DCTERMS
 
 PAGE_SIZE = 50
-_MEASURE_BY_TERM = {m.term.value: m for m in MEASURES.values()}
 
 Props = dict[NamedNode, list[object]]
 
@@ -137,82 +133,7 @@ def version_view(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visibili
     )
 
 
-def experiment_view(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visibility) -> str:
-    """Render an experiment: one row per task and experiment type with its measures."""
-    index = _index(quads)
-    tasks = []
-    for task in index[str(iri)].get(QAB.task, []):
-        props = index.get(str(task), {})
-        system = _first(props, QAB.system)
-        system_props = index.get(str(system), {}) if system is not None else {}
-        tasks.append(
-            {
-                "link": term_view(task, svc.base),
-                "system": term_view(system, svc.base) if system is not None else None,
-                "system_label": getattr(_first(system_props, RDFS.label), "value", None),
-                "dataset": term_view(_first(props, QAB.datasetVersion), svc.base)
-                if _first(props, QAB.datasetVersion) is not None
-                else None,
-                "language": getattr(_first(props, DCTERMS.language), "value", ""),
-                "state": term_view(_first(props, QAB.state), svc.base)
-                if _first(props, QAB.state) is not None
-                else None,
-                "message": getattr(_first(props, QAB.stateMessage), "value", ""),
-                "results": _task_results(index, task, svc),
-            }
-        )
-    tasks.sort(key=lambda t: str(getattr(t["link"], "value", "")))
-    own = [q for q in quads if q.subject == iri]
-    return render_template(
-        "experiment.html",
-        title=title_of(quads, iri),
-        iri=iri.value,
-        subjects=describe(own, iri, svc.base),
-        tasks=tasks,
-        alternates=alternate_links(),
-        query_href=query_link(_observations_query(quads)),
-    )
-
-
-def _task_results(index: dict[str, Props], task: object, svc: Services) -> list[dict[str, Any]]:
-    results = []
-    for props in index.values():
-        if task not in props.get(QAB.ofTask, []) or QB.Observation not in props.get(RDF.type, []):
-            continue
-        if props.get(GERBIL.datasetElement):
-            continue
-        measures = []
-        for predicate, values in props.items():
-            info = _MEASURE_BY_TERM.get(predicate.value)
-            if info is not None and values:
-                measures.append((info.label, getattr(values[0], "value", "")))
-        kind = _first(props, QAB.experimentType)
-        results.append(
-            {
-                "type": term_view(kind, svc.base) if kind is not None else None,
-                "measures": sorted(measures),
-            }
-        )
-    return results
-
-
-def _observations_query(quads: list[Quad]) -> str:
-    graph = next((q.graph_name for q in quads if isinstance(q.graph_name, NamedNode)), None)
-    scope = f"GRAPH {graph} " if graph is not None else ""
-    return (
-        "PREFIX qb: <http://purl.org/linked-data/cube#>\n"
-        "PREFIX qab: <https://w3id.org/qabench/vocab#>\n"
-        "PREFIX gerbil: <http://w3id.org/gerbil/vocab#>\n"
-        "SELECT ?task ?type ?measure ?value WHERE {\n  " + scope + "{\n"
-        "    ?obs a qb:Observation ; qab:ofTask ?task ; qab:experimentType ?type ;\n"
-        "         qb:measureType ?measure ; ?measure ?value .\n"
-        "    FILTER NOT EXISTS { ?obs gerbil:datasetElement ?q }\n  }\n}\n"
-        "ORDER BY ?task ?type ?measure"
-    )
-
-
 def register(app: Flask) -> None:
-    """Register the dataset and experiment views with the resource views."""
+    """Register the dataset views with the resource views (experiments: ``experiment_views``)."""
     register_html_view(app, QAB.Dataset, dataset_view)
     register_html_view(app, QAB.DatasetVersion, version_view)
-    register_html_view(app, QAB.Experiment, experiment_view)

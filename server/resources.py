@@ -11,6 +11,7 @@ property table. Responses carry ETags from the store generation and answer condi
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import islice
 
 from flask import Blueprint, Flask, Response, current_app, render_template, request
 from pyoxigraph import NamedNode, Quad
@@ -28,7 +29,12 @@ from vocab.standard import RDF
 bp = Blueprint("resources", __name__)
 
 HtmlView = Callable[[Services, NamedNode, list[Quad], Visibility], str]
+# A page reads what it shows itself, so no document is built first (experiments, tasks).
+HtmlPage = Callable[[Services, NamedNode, Visibility], str]
 _VIEWS_KEY = "html_views"
+_PAGES_KEY = "html_pages"
+# rdf:type statements of one IRI looked at when choosing a page.
+_TYPE_SCAN = 64
 # A graph's HTML page lists this many subjects; its RDF forms carry everything.
 GRAPH_HTML_SUBJECTS = 200
 
@@ -36,6 +42,29 @@ GRAPH_HTML_SUBJECTS = 200
 def register_html_view(app: Flask, rdf_class: NamedNode, view: HtmlView) -> None:
     """Render resources of ``rdf_class`` with ``view`` instead of the generic table."""
     app.extensions.setdefault(_VIEWS_KEY, {})[rdf_class.value] = view
+
+
+def register_html_page(app: Flask, rdf_class: NamedNode, page: HtmlPage) -> None:
+    """Render resources of ``rdf_class`` with ``page``, which reads the store itself.
+
+    Unlike a view, a page is called before (instead of) building the resource document, so
+    resources whose documents are large (an experiment graph) render in bounded time. The page
+    raises ``Problem(404)`` when it finds nothing it may show.
+    """
+    app.extensions.setdefault(_PAGES_KEY, {})[rdf_class.value] = page
+
+
+def _page_for(svc: Services, iri: NamedNode, vis: Visibility) -> HtmlPage | None:
+    pages: dict[str, HtmlPage] = current_app.extensions.get(_PAGES_KEY, {})
+    if not pages:
+        return None
+    for quad in islice(svc.store.quads(iri, RDF.type, None), _TYPE_SCAN):
+        graph, obj = quad.graph_name, quad.object
+        if isinstance(graph, NamedNode) and vis.can_see(graph) and isinstance(obj, NamedNode):
+            page = pages.get(obj.value)
+            if page is not None:
+                return page
+    return None
 
 
 def _view_for(quads: list[Quad], iri: NamedNode) -> HtmlView | None:
@@ -77,8 +106,11 @@ def render_resource(iri: NamedNode, stem: str, extension: str | None) -> Respons
     rep, negotiated = negotiate(DOCUMENT_FORMATS, extension)
     vis = svc.visibility(request_tokens())
     etag = svc.etag(stem, rep.key, vis.key)
+    page = _page_for(svc, iri, vis) if rep == HTML else None
     if request.if_none_match.contains(etag):
         response = Response(status=304)
+    elif page is not None:
+        response = Response(page(svc, iri, vis), mimetype="text/html")
     else:
         quads = document(svc, iri, vis)
         if not quads:

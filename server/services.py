@@ -4,7 +4,8 @@ It holds the configuration, the main store, the replica and query-worker pool of
 SPARQL endpoint, and caches keyed by the store generation. Every write path (experiments,
 uploads, dataset loads, SPARQL Update) calls ``notify_write()`` after its transaction: that bumps
 the generation, which empties the caches, changes every ETag and makes the query workers
-reload. Nothing here is module-level state.
+reload. Nothing here is module-level state. The app's experiment runner lives next to it, on
+``app.extensions["experiment_runner"]`` (``experiment_runner()``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TypeVar
 from flask import current_app
 from pyoxigraph import NamedNode
 
+from evaluators.experiment import ExperimentRunner
 from server.config import Config
 from server.queryworkers import QueryPool
 from server.replica import Replica, Snapshot
@@ -27,6 +29,8 @@ from store.protocol import RdfStore
 from store.visibility import PrivateExperiment, private_experiments, token_hash, unlocked
 
 T = TypeVar("T")
+
+RUNNER_KEY = "experiment_runner"
 
 # Cached documents per generation (JSON-LD, visibility lists, counts).
 CACHE_ENTRIES = 512
@@ -91,6 +95,9 @@ class Services:
     instance: str = field(default_factory=lambda: secrets.token_hex(4))
     # Bearer token that enables SPARQL Update at /update (None: updates are off).
     admin_token: str | None = None
+    # Called by close() before the workers and the store are released (running experiments
+    # are stopped there). Not part of equality or hashing.
+    closers: list[Callable[[], None]] = field(default_factory=list, compare=False, hash=False)
 
     @property
     def base(self) -> str:
@@ -146,7 +153,9 @@ class Services:
         return Visibility(visible, frozenset(g.value for g in visible), opened, private)
 
     def close(self) -> None:
-        """Stop the query workers and release the store."""
+        """Run the closers, stop the query workers and release the store."""
+        for closer in self.closers:
+            closer()
         self.pool.close()
         self.store.close()
 
@@ -155,4 +164,11 @@ def services() -> Services:
     """Return the ``Services`` of the current Flask app."""
     found = current_app.extensions["services"]
     assert isinstance(found, Services)
+    return found
+
+
+def experiment_runner() -> ExperimentRunner:
+    """Return the experiment runner of the current Flask app (built by ``create_app``)."""
+    found = current_app.extensions[RUNNER_KEY]
+    assert isinstance(found, ExperimentRunner)
     return found

@@ -1,0 +1,115 @@
+"""The HTML page of an experiment (``/experiment/{id}``), in GERBIL's shape.
+
+A header with the citable IRI, the state, creation and publication times and, for the holder of
+the access token of a private experiment, the publish action; then one table row per task and
+experiment type with GERBIL's measures, errors, time and state, a second table for BioASQ
+types, footnotes for undefined values, per-task links to the task pages, the provenance, and a
+link to the SPARQL query behind the tables. While tasks are queued or running the page reloads
+itself every few seconds (a ``meta refresh``: it works without JavaScript). The RDF forms of
+the experiment are unchanged (``server.resources``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from flask import Flask, render_template
+from pyoxigraph import NamedNode
+
+from evaluators.experiment_model import TaskStatus
+from evaluators.experiment_read import TaskSummary
+from server import forms
+from server.documents import experiment_graph_of
+from server.experiment_data import read_experiment, table_link
+from server.problems import Problem
+from server.resources import alternate_links, register_html_page
+from server.result_table import (
+    Footnotes,
+    bioasq_columns,
+    bioasq_rows,
+    main_columns,
+    qald_rows,
+)
+from server.services import Services, Visibility
+from server.viewmodel import describe
+from vocab.project import QAB
+
+# Seconds between reloads of a page whose tasks are still queued or running.
+REFRESH_SECONDS = 3
+_OPEN = (TaskStatus.QUEUED, TaskStatus.RUNNING)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far an experiment got: counts per state, and whether anything is still open."""
+
+    total: int
+    done: int
+    counts: tuple[tuple[str, int], ...]
+    running: bool
+
+    @property
+    def label(self) -> str:
+        """Return a one-line state of the whole experiment."""
+        if not self.total:
+            return "empty"
+        if self.running:
+            return f"running: {self.done} of {self.total} tasks done"
+        if all(state == TaskStatus.FINISHED.value for state, _ in self.counts):
+            return "finished"
+        return "ended: " + ", ".join(f"{n} {state}" for state, n in self.counts)
+
+
+def progress(tasks: tuple[TaskSummary, ...]) -> Progress:
+    """Return the progress of an experiment's tasks.
+
+    >>> progress(()).label
+    'empty'
+    """
+    counts = Counter(t.status.value for t in tasks)
+    open_ = sum(1 for t in tasks if t.status in _OPEN)
+    ordered = tuple(sorted(counts.items()))
+    return Progress(len(tasks), len(tasks) - open_, ordered, open_ > 0)
+
+
+def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
+    """Render an experiment the reader may see.
+
+    Raises:
+        Problem: 404 when ``iri`` is not an experiment the reader may see.
+    """
+    graph = experiment_graph_of(svc, iri)
+    if graph is None or not vis.can_see(graph):
+        raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
+    experiment_id = iri.value.rsplit("/", 1)[-1]
+    read = read_experiment(svc.store, svc.base, experiment_id)
+    notes = Footnotes()
+    state = progress(read.tasks)
+    bio_columns = bioasq_columns(read.tasks)
+    can_publish = graph in vis.unlocked
+    return render_template(
+        "experiment.html",
+        title=f"Experiment {experiment_id}",
+        facts=read.facts,
+        state=state,
+        refresh=REFRESH_SECONDS if state.running else None,
+        columns=main_columns(),
+        rows=qald_rows(read.tasks, notes),
+        bio_columns=bio_columns,
+        bio_rows=bioasq_rows(read.tasks, bio_columns, notes),
+        footnotes=notes.listing(),
+        tasks=read.tasks,
+        systems=read.systems,
+        published=graph not in [p.graph for p in vis.private],
+        can_publish=can_publish,
+        csrf_token=forms.csrf_token() if can_publish else "",
+        alternates=alternate_links(),
+        query_href=table_link(svc.base, experiment_id),
+        statements=describe(list(svc.store.quads(iri, None, None, graph)), iri, svc.base),
+    )
+
+
+def register(app: Flask) -> None:
+    """Register the experiment page for ``qab:Experiment`` resources."""
+    register_html_page(app, QAB.Experiment, experiment_page)

@@ -1,0 +1,245 @@
+"""Display rows of result tables: formatted measure cells, undefined values with footnotes.
+
+Pure: typed results in, plain display values out (the templates autoescape them). Values have 4
+decimals, counts are integers, milliseconds have one decimal; an undefined value is shown as
+"undefined" with its reason as a tooltip and a numbered footnote, never as NaN or "?". QALD-style
+tasks get one row per experiment type (QA first, then its sub-experiments in GERBIL's order);
+BioASQ types go into a second table whose columns are the measures those types report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from evaluators.experiment_read import TaskSummary
+from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue
+
+# The GERBIL columns of the main table, in GERBIL's order.
+MAIN_MEASURES = (
+    "micro_f1",
+    "micro_precision",
+    "micro_recall",
+    "macro_f1",
+    "macro_precision",
+    "macro_recall",
+    "macro_f1_qald",
+)
+QALD_TYPES = ("QA", "C2KB", "P2KB", "RE2KB", "AType", "AIT2KB")
+BIOASQ_TYPES = ("documents", "snippets", "concepts", "yesno", "factoid", "list", "ideal")
+# Short column headings; the full label is the heading's tooltip.
+SHORT = {
+    "micro_f1": "Micro F1",
+    "micro_precision": "Micro P",
+    "micro_recall": "Micro R",
+    "macro_f1": "Macro F1",
+    "macro_precision": "Macro P",
+    "macro_recall": "Macro R",
+    "macro_f1_qald": "Macro F1 QALD",
+    "mean_precision": "Mean P",
+    "mean_recall": "Mean R",
+    "mean_f1": "Mean F1",
+    "questions": "Questions",
+    "precision": "P",
+    "recall": "R",
+    "f1": "F1",
+    "tp": "TP",
+    "fp": "FP",
+    "fn": "FN",
+}
+# Shown for a measure that has no value to show (not reported, no results).
+DASH = "\N{EN DASH}"
+_NOT_COLUMNS = frozenset({"errors", "avg_millis", "macro_f1_ci_low", "macro_f1_ci_high"})
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One table cell: its text, a tooltip, and the number of its footnote (if undefined)."""
+
+    text: str
+    title: str = ""
+    note: int | None = None
+    undefined: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A measure column: its id, short heading and full label."""
+
+    measure: str
+    heading: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Footnote:
+    """An undefined value's reason, numbered once per distinct reason on a page."""
+
+    number: int
+    reason: str
+
+
+@dataclass
+class Footnotes:
+    """Collects the reasons of undefined values on one page."""
+
+    numbers: dict[str, int] = field(default_factory=dict)
+
+    def number(self, reason: str) -> int:
+        """Return the footnote number of ``reason`` (a new one the first time)."""
+        return self.numbers.setdefault(reason, len(self.numbers) + 1)
+
+    def listing(self) -> tuple[Footnote, ...]:
+        """Return every footnote in number order."""
+        return tuple(Footnote(n, r) for r, n in self.numbers.items())
+
+
+def column(measure: str) -> Column:
+    """Return the column of a measure id."""
+    info = MEASURES[measure]
+    return Column(measure, SHORT.get(measure, info.label), info.label)
+
+
+def format_value(measure: str, value: float) -> str:
+    """Return a defined value as text.
+
+    >>> format_value("macro_f1", 2 / 3), format_value("errors", 3.0)
+    ('0.6667', '3')
+    >>> format_value("avg_millis", 12.345)
+    '12.3'
+    """
+    if MEASURES[measure].is_count:
+        return str(int(value))
+    if measure == "avg_millis":
+        return f"{value:.1f}"
+    return f"{value:.4f}"
+
+
+def cell(value: MeasureValue | None, notes: Footnotes) -> Cell:
+    """Return the cell of a measure value (``None``: the measure was not reported)."""
+    if value is None:
+        return Cell(DASH, "not reported for this experiment type")
+    if value.value is None:
+        reason = value.undefined_reason or "undefined"
+        return Cell("undefined", reason, notes.number(reason), True)
+    return Cell(format_value(value.measure, value.value))
+
+
+def _find(result: ExperimentTypeResult | None, measure: str) -> MeasureValue | None:
+    if result is None:
+        return None
+    return next((m for m in result.measures if m.measure == measure), None)
+
+
+@dataclass(frozen=True, slots=True)
+class TypeRow:
+    """One experiment type of one task: its name and a cell per column."""
+
+    experiment_type: str
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRows:
+    """A task in a result table: the task, its type rows, and its errors and time cells."""
+
+    task: TaskSummary
+    rows: tuple[TypeRow, ...]
+    errors: Cell
+    millis: Cell
+
+
+def _ordered(results: Iterable[ExperimentTypeResult], order: Sequence[str]) -> list[str]:
+    names = [r.experiment_type for r in results]
+    return [t for t in order if t in names]
+
+
+def qald_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRows]:
+    """Return the main table: every task that is not a BioASQ-only task, QA first.
+
+    A task without results (queued, running, failed, aborted, interrupted) gets one row whose
+    cells are dashes; the template shows its state and message.
+    """
+    out = []
+    for task in tasks:
+        kinds = _ordered(task.results, QALD_TYPES)
+        if not kinds and any(r.experiment_type in BIOASQ_TYPES for r in task.results):
+            continue
+        by_type = {r.experiment_type: r for r in task.results}
+        rows = tuple(
+            TypeRow(kind, tuple(cell(_find(by_type[kind], m), notes) for m in MAIN_MEASURES))
+            for kind in kinds
+        ) or (TypeRow("QA", tuple(Cell(DASH, "no results") for _ in MAIN_MEASURES)),)
+        qa = by_type.get("QA")
+        errors = Cell(str(task.errors)) if task.errors is not None else Cell(DASH)
+        out.append(TaskRows(task, rows, errors, cell(_find(qa, "avg_millis"), notes)))
+    return out
+
+
+def bioasq_columns(tasks: Sequence[TaskSummary]) -> list[Column]:
+    """Return the measure columns of the BioASQ table: every measure a BioASQ type reported."""
+    present = {
+        m.measure
+        for task in tasks
+        for result in task.results
+        if result.experiment_type in BIOASQ_TYPES
+        for m in result.measures
+    }
+    return [column(m) for m in MEASURES if m in present and m not in _NOT_COLUMNS]
+
+
+def bioasq_rows(
+    tasks: Sequence[TaskSummary], columns: Sequence[Column], notes: Footnotes
+) -> list[TaskRows]:
+    """Return the BioASQ table: one row per BioASQ experiment type of each task."""
+    out = []
+    for task in tasks:
+        by_type = {r.experiment_type: r for r in task.results}
+        kinds = _ordered(task.results, BIOASQ_TYPES)
+        if not kinds:
+            continue
+        rows = tuple(
+            TypeRow(kind, tuple(cell(_find(by_type[kind], c.measure), notes) for c in columns))
+            for kind in kinds
+        )
+        errors = Cell(str(task.errors)) if task.errors is not None else Cell(DASH)
+        out.append(TaskRows(task, rows, errors, Cell(DASH)))
+    return out
+
+
+def main_columns() -> list[Column]:
+    """Return the measure columns of the main (QALD-style) table."""
+    return [column(m) for m in MAIN_MEASURES]
+
+
+def format_time(text: str | None) -> str:
+    """Return an ``xsd:dateTime`` as ``YYYY-MM-DD HH:MM:SS`` plus its zone, for display.
+
+    >>> format_time("2026-11-22T22:44:43.829349Z")
+    '2026-11-22 22:44:43 UTC'
+    >>> format_time(None) == DASH
+    True
+    """
+    if not text:
+        return DASH
+    day, _, rest = text.partition("T")
+    if not rest:
+        return text
+    clock = rest[:8]
+    zone = rest[8:].lstrip("0123456789.")
+    if zone in ("Z", "+00:00"):
+        zone = "UTC"
+    return f"{day} {clock} {zone}".strip()
+
+
+def machine_time(text: str) -> str:
+    """Return an ``xsd:dateTime`` as an HTML ``datetime`` value (at most 3 fraction digits).
+
+    >>> machine_time("2026-11-22T22:44:43.829349Z")
+    '2026-11-22T22:44:43.829Z'
+    """
+    head, dot, rest = text.partition(".")
+    if not dot:
+        return text
+    digits = len(rest) - len(rest.lstrip("0123456789"))
+    return f"{head}.{rest[: min(digits, 3)]}{rest[digits:]}"

@@ -1,0 +1,234 @@
+"""The write path of the web UI: start an experiment, upload a dataset, publish an experiment.
+
+* ``GET /experiments/new``: the experiment form (datasets from the store, web services by name
+  and URL, built-in systems such as ``gold`` and ``rag``, answers files per dataset, languages,
+  profiles, publish). ``POST`` checks CSRF and the submit token (``server.forms``), checks the
+  request with the runner (unknown or duplicate ids and wrong formats of answers files are
+  reported before anything runs), starts it in the background and answers 201 with the
+  owner's access token, shown once, and a link to the experiment page (which follows the run).
+* ``GET /upload``: upload an answers file (it posts to ``/experiments/new``) or a dataset file.
+  ``POST /upload/dataset`` stores a benchmark file as a dataset version
+  (``evaluators.library.load_dataset_bytes``; size cap and XML-entity refusal come from the
+  parsers, errors carry their line and column).
+* ``POST /experiments/<id>/publish``: the owner (access token) publishes a private experiment.
+
+Browsers get the form again with the error and the status (400, 401, 403, 413); other clients
+get RFC 9457 problems. Every store write calls ``notify_write()`` (the runner's ``on_write``).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from flask import Blueprint, Response, jsonify, redirect, render_template, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from evaluators import library
+from evaluators.errors import DatasetFormatError, DatasetTooLargeError, EvaluationError
+from evaluators.experiment_rdf import PROFILE_TERMS
+from evaluators.experiment_read import UnknownExperimentError
+from server import forms
+from server.access import COOKIE, MAX_COOKIE_TOKENS, request_tokens
+from server.experiment_form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
+from server.problems import Problem, problem_from_error
+from server.services import experiment_runner, services
+from store import graphs
+from store.triplestore import TripleStore
+
+bp = Blueprint("submit", __name__)
+
+
+def wants_html() -> bool:
+    """Return whether the client prefers an HTML page to a problem document."""
+    accept = request.accept_mimetypes
+    return accept["text/html"] > max(accept["application/json"], accept["application/problem+json"])
+
+
+def _problem(exc: Exception) -> Problem:
+    """Return the problem for an error of a submission, with the parser's position if any."""
+    if isinstance(exc, Problem):
+        return exc
+    if isinstance(exc, FormError):
+        return Problem(400, str(exc))
+    cause = exc if isinstance(exc, DatasetFormatError) else exc.__cause__
+    mapped = problem_from_error(exc) or Problem(400, str(exc))
+    if isinstance(cause, DatasetFormatError) and cause.line is not None:
+        mapped.extensions.update({"line": cause.line, "column": cause.column})
+    return mapped
+
+
+def _versions() -> list[library.VersionInfo]:
+    svc = services()
+    if not svc.visibility().can_see(graphs.catalog_graph(svc.base)):
+        return []
+    return library.list_versions(cast(TripleStore, svc.store), svc.base)
+
+
+def _form_page(template: str, status: int = 200, error: Problem | None = None) -> Response:
+    svc = services()
+    runner = experiment_runner()
+    body = render_template(
+        template,
+        title="New experiment" if template == "new_experiment.html" else "Upload",
+        versions=_versions(),
+        builtins=[runner.registry.info(n) for n in runner.registry.names()],
+        profiles=list(PROFILE_TERMS),
+        default_profile=svc.config.evaluation.default_profile,
+        service_rows=range(1, SERVICE_ROWS + 1),
+        answer_rows=range(1, ANSWER_ROWS + 1),
+        csrf_token=forms.csrf_token(),
+        needs_token=not forms.is_submitter(),
+        max_upload=svc.config.server.max_upload_bytes,
+        error=error,
+        values=request.form if request.method == "POST" else {},
+    )
+    return Response(body, status=status, mimetype="text/html")
+
+
+def _refuse(template: str, exc: Exception) -> Response:
+    problem = _problem(exc)
+    if wants_html():
+        response = _form_page(template, problem.status, problem)
+        response.headers.update(problem.headers)
+        return response
+    raise problem
+
+
+@bp.route("/experiments/new", methods=["GET"])
+def new_experiment() -> Response:
+    """The form that configures and starts an experiment."""
+    return _form_page("new_experiment.html")
+
+
+@bp.route("/upload", methods=["GET"])
+def upload() -> Response:
+    """The forms that upload an answers file (as an experiment) or a dataset."""
+    return _form_page("upload.html")
+
+
+def _remember(response: Response, token: str) -> Response:
+    kept = [token] + [t for t in request.cookies.get(COOKIE, "").split() if t != token]
+    response.set_cookie(
+        COOKIE,
+        " ".join(kept[:MAX_COOKIE_TOKENS]),
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure,
+        path="/",
+    )
+    return response
+
+
+@bp.route("/experiments/new", methods=["POST"])
+def start_experiment() -> Response:
+    """Check and start an experiment in the background; 201 with the access token."""
+    template = "upload.html" if request.form.get("origin") == "upload" else "new_experiment.html"
+    svc = services()
+    try:
+        forms.check_csrf()
+        forms.require_submitter()
+        parsed = read_experiment_form(
+            request.form,
+            request.files,
+            svc.config.data_dir / "uploads",
+            svc.config.evaluation.default_profile,
+        )
+    except (Problem, FormError, RequestEntityTooLarge) as exc:
+        if isinstance(exc, RequestEntityTooLarge):
+            raise
+        return _refuse(template, exc)
+    try:
+        submission = experiment_runner().start(parsed.request)
+    except EvaluationError as exc:
+        parsed.discard()
+        return _refuse(template, exc)
+    page = f"/experiment/{submission.id}"
+    if wants_html():
+        body = render_template(
+            "submitted.html", title="Experiment started", submission=submission, page=page
+        )
+        response = Response(body, status=201, mimetype="text/html")
+    else:
+        response = jsonify(id=submission.id, iri=submission.iri, token=submission.token, page=page)
+        response.status_code = 201
+    response.headers["Location"] = page
+    response.headers["Cache-Control"] = "no-store"
+    return _remember(response, submission.token)
+
+
+@bp.route("/upload/dataset", methods=["POST"])
+def upload_dataset() -> Response:
+    """Store an uploaded benchmark file as a dataset version; 201 with what was loaded."""
+    svc = services()
+    try:
+        forms.check_csrf()
+        forms.require_submitter()
+        upload_file = request.files.get("dataset_file")
+        if upload_file is None or not upload_file.filename:
+            raise FormError("Choose a dataset file to upload.")
+        data = upload_file.read(svc.config.datasets.max_file_bytes + 1)
+        if len(data) > svc.config.datasets.max_file_bytes:
+            raise DatasetTooLargeError(
+                f"The file is larger than {svc.config.datasets.max_file_bytes} bytes "
+                "(datasets.max_file_bytes)",
+                source=upload_file.filename,
+            )
+        outcome = library.load_dataset_bytes(
+            cast(TripleStore, svc.store),
+            svc.base,
+            data,
+            source=upload_file.filename,
+            name=request.form.get("name", "").strip() or None,
+            title=request.form.get("title", "").strip() or None,
+        )
+    except (Problem, FormError, EvaluationError) as exc:
+        return _refuse("upload.html", exc)
+    svc.notify_write()
+    info = outcome.info
+    page = f"/dataset/{info.name}/v{info.version}"
+    if wants_html():
+        body = render_template(
+            "uploaded.html", title="Dataset loaded", info=info, outcome=outcome, page=page
+        )
+        response = Response(body, status=201 if outcome.created else 200, mimetype="text/html")
+    else:
+        response = jsonify(
+            name=info.name,
+            version=info.version,
+            iri=info.iri,
+            questions=info.questions,
+            created=outcome.created,
+            warnings=list(outcome.warnings),
+        )
+        response.status_code = 201 if outcome.created else 200
+    response.headers["Location"] = page
+    return response
+
+
+@bp.route("/experiments/<experiment_id>/publish", methods=["POST"])
+def publish(experiment_id: str) -> Response:
+    """Publish a private experiment (its owner's token or the admin token; CSRF-checked).
+
+    Raises:
+        Problem: 403 for a failed CSRF check or a reader who does not hold the experiment's
+            token; 404 for an unknown experiment.
+    """
+    svc = services()
+    forms.check_csrf()
+    graph = graphs.experiment_graph(svc.base, experiment_id)
+    tokens = request_tokens()
+    if request.form.get("token"):
+        tokens.append(request.form["token"])
+    vis = svc.visibility(tokens)
+    if not vis.can_see(graph) and not forms.is_admin_request():
+        raise Problem(404, f"There is no experiment {experiment_id[:40]!r} (or it is private).")
+    private = {p.graph.value for p in vis.private}
+    if graph.value in private and graph not in vis.unlocked and not forms.is_admin_request():
+        raise Problem(403, "Only the owner (with the experiment's access token) can publish it.")
+    try:
+        experiment_runner().publish(experiment_id)
+    except UnknownExperimentError as exc:
+        raise Problem(404, str(exc)) from exc
+    if wants_html():
+        return cast(Response, redirect(f"/experiment/{experiment_id}", code=303))
+    return jsonify(id=experiment_id, published=True)

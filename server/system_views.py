@@ -1,0 +1,102 @@
+"""The HTML page of a system (``/system/{slug}``): what it is and every task it took part in.
+
+The experiments that describe a system are found through the quad index (``?system a
+qab:System`` per experiment graph), newest first and at most ``MAX_EXPERIMENTS`` of them, each
+only if the reader may see its graph; per experiment the page reads the tasks of this system
+with their QA results. Nothing outside the visible experiment graphs is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+
+from flask import Flask, render_template
+from pyoxigraph import Literal, NamedNode
+
+from evaluators.experiment_read import TaskSummary
+from server.experiment_data import read_experiment
+from server.problems import Problem
+from server.resources import alternate_links, register_html_page
+from server.result_table import Footnotes, main_columns, qald_rows
+from server.services import Services, Visibility
+from store import graphs
+from vocab.project import QAB
+from vocab.standard import DCTERMS, RDF, RDFS
+
+MAX_EXPERIMENTS = 100
+_SCAN = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class SystemFacts:
+    """What the system page says about the system itself."""
+
+    label: str
+    kinds: tuple[str, ...]
+    descriptions: tuple[str, ...]
+
+
+def _literals(svc: Services, iri: NamedNode, predicate: NamedNode, graph: NamedNode) -> list[str]:
+    return [
+        q.object.value
+        for q in svc.store.quads(iri, predicate, None, graph)
+        if isinstance(q.object, Literal)
+    ]
+
+
+def system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
+    """Render a system with its tasks in the experiments the reader may see.
+
+    Raises:
+        Problem: 404 when no visible graph describes the system.
+    """
+    prefix = graphs.experiment_graph_prefix(svc.base)
+    described = sorted(
+        {
+            q.graph_name.value: q.graph_name
+            for q in islice(svc.store.quads(iri, RDF.type, QAB.System), _SCAN)
+            if isinstance(q.graph_name, NamedNode) and vis.can_see(q.graph_name)
+        }.items(),
+        reverse=True,
+    )
+    if not described:
+        raise Problem(404, f"There is no system {iri.value} (or it is not published).")
+    labels: set[str] = set()
+    kinds: set[str] = set()
+    descriptions: set[str] = set()
+    tasks: list[TaskSummary] = []
+    experiments = 0
+    for name, graph in described:
+        labels.update(_literals(svc, iri, RDFS.label, graph))
+        kinds.update(_literals(svc, iri, QAB.systemKind, graph))
+        descriptions.update(_literals(svc, iri, DCTERMS.description, graph))
+        if not name.startswith(prefix) or experiments >= MAX_EXPERIMENTS:
+            continue
+        experiments += 1
+        read = read_experiment(svc.store, svc.base, name[len(prefix) :])
+        own = {label for label in _literals(svc, iri, RDFS.label, graph)}
+        tasks.extend(t for t in read.tasks if t.plan.system in own)
+    facts = SystemFacts(
+        min(labels) if labels else iri.value.rsplit("/", 1)[-1],
+        tuple(sorted(kinds)),
+        tuple(sorted(descriptions)),
+    )
+    notes = Footnotes()
+    return render_template(
+        "system.html",
+        title=f"System {facts.label}",
+        iri=iri.value,
+        facts=facts,
+        columns=main_columns(),
+        rows=qald_rows(tuple(tasks), notes),
+        footnotes=notes.listing(),
+        experiments=experiments,
+        limit=MAX_EXPERIMENTS,
+        alternates=alternate_links(),
+    )
+
+
+def register(app: Flask) -> None:
+    """Register the system page for ``qab:System`` resources."""
+    register_html_page(app, QAB.System, system_page)

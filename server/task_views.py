@@ -1,0 +1,221 @@
+"""The HTML page of a task (``/task/{experiment}/{n}``): its results and per-question diagnostics.
+
+The page shows the task's aggregate results (the experiment page's rows for this task), then one
+row per question of one experiment type: the question (linked, with its text), gold values
+against system values (matched ones marked), the matched pairs and the rule that matched each,
+the per-question measures (TP/FP/FN, P/R/F1, ...), and the system's error. Query parameters
+filter it on the server, so it works without JavaScript: ``type`` (an experiment type the task
+has, default ``QA``), ``wrong=1`` (only questions with F1 below 1 or an error) and ``page``
+(``PAGE_SIZE`` questions per page). Breakdowns by answer type, aggregation, hybrid and
+language follow. The question rows are read once per store generation and cached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from flask import Flask, render_template, request
+from pyoxigraph import NamedNode
+
+from evaluators import cube
+from evaluators.experiment_read import TaskSummary
+from evaluators.results import MeasureValue
+from evaluators.scoring import Breakdown
+from server.experiment_data import questions_query, task_of
+from server.problems import Problem
+from server.resources import alternate_links, register_html_page
+from server.result_table import (
+    BIOASQ_TYPES,
+    MAIN_MEASURES,
+    Cell,
+    Footnotes,
+    bioasq_columns,
+    bioasq_rows,
+    cell,
+    column,
+    main_columns,
+    qald_rows,
+)
+from server.services import Services, Visibility
+from server.sparqlpage import query_link
+from server.task_data import (
+    QuestionLine,
+    TaskTable,
+    diagnostics,
+    question_texts,
+    task_breakdowns,
+    task_table,
+)
+from server.viewmodel import href
+from store import graphs
+from vocab.project import QAB
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """The question filters of a task page, from its query parameters."""
+
+    experiment_type: str
+    only_wrong: bool
+    page: int
+
+    def url(self, stem: str, **changes: object) -> str:
+        """Return the page URL with these filters, some of them changed."""
+        params: dict[str, object] = {"type": self.experiment_type, "page": self.page}
+        if self.only_wrong:
+            params["wrong"] = "1"
+        params.update(changes)
+        if not params.get("wrong"):
+            params.pop("wrong", None)
+        return stem + "?" + urlencode(params)
+
+
+def _filters(types: list[str]) -> Filters:
+    wanted = request.args.get("type") or ("QA" if "QA" in types else (types[0] if types else ""))
+    if types and wanted not in types:
+        raise Problem(
+            400,
+            f"This task has no experiment type {wanted[:40]!r}; it has: " + ", ".join(types),
+            extensions={"types": types},
+        )
+    page = request.args.get("page", 1, type=int) or 1
+    only_wrong = request.args.get("wrong", "") in ("1", "on", "true", "yes")
+    return Filters(wanted, only_wrong, max(page, 1))
+
+
+def _task_parts(svc: Services, iri: NamedNode) -> tuple[str, int]:
+    prefix = f"{svc.base}/task/"
+    rest = iri.value[len(prefix) :] if iri.value.startswith(prefix) else ""
+    experiment_id, _, number = rest.partition("/")
+    if not experiment_id or not number.isdigit():
+        raise Problem(404, f"There is no task {iri.value}.")
+    return experiment_id, int(number)
+
+
+def _table(
+    svc: Services, graph: NamedNode, iri: NamedNode, kind: str, version_graph: NamedNode | None
+) -> TaskTable:
+    term = cube.experiment_type_term(svc.base, kind)
+    return svc.cache.get_or_make(
+        svc.generation,
+        f"task-table {iri.value} {kind}",
+        lambda: task_table(svc.store, graph, iri, term, version_graph),
+    )
+
+
+def task_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
+    """Render a task the reader may see.
+
+    Raises:
+        Problem: 404 when the task does not exist or is not visible; 400 for an experiment
+            type the task does not have.
+    """
+    experiment_id, number = _task_parts(svc, iri)
+    graph = graphs.experiment_graph(svc.base, experiment_id)
+    task = task_of(svc.store, svc.base, experiment_id, number) if vis.can_see(graph) else None
+    if task is None:
+        raise Problem(404, f"There is no task {iri.value} (or it is not published).")
+    types = [r.experiment_type for r in task.results]
+    chosen = _filters(types)
+    version = graphs.dataset_graph(svc.base, task.plan.dataset, task.plan.version)
+    version_graph = version if vis.can_see(version) else None
+    table = (
+        _table(svc, graph, iri, chosen.experiment_type, version_graph)
+        if types
+        else TaskTable((), ())
+    )
+    lines = table.select(chosen.only_wrong)
+    pages = max((len(lines) + PAGE_SIZE - 1) // PAGE_SIZE, 1)
+    page = min(chosen.page, pages)
+    shown = lines[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    texts = question_texts(
+        svc.store, [line.values.question for line in shown], version_graph, task.plan.language
+    )
+    notes = Footnotes()
+    bio = chosen.experiment_type in BIOASQ_TYPES
+    bio_cols = bioasq_columns((task,))
+    stem = request.path
+    return render_template(
+        "task.html",
+        title=f"Task {number} of experiment {experiment_id}",
+        iri=iri.value,
+        experiment_id=experiment_id,
+        task=task,
+        columns=main_columns(),
+        rows=qald_rows((task,), notes),
+        bio_columns=bio_cols,
+        bio_rows=bioasq_rows((task,), bio_cols, notes),
+        types=types,
+        filters=chosen,
+        is_bioasq=bio,
+        measure_columns=[column(m) for m in table.measures],
+        questions=[
+            (
+                line,
+                diagnostics(svc.store, svc.base, graph, iri, chosen.experiment_type, line, texts),
+                [cell(v, notes) for v in _ordered(line, table.measures)],
+                href(line.values.question.value, svc.base),
+            )
+            for line in shown
+        ],
+        total=len(table.lines),
+        selected=len(lines),
+        page=page,
+        pages=pages,
+        prev_url=chosen.url(stem, page=page - 1) if page > 1 else None,
+        next_url=chosen.url(stem, page=page + 1) if page < pages else None,
+        breakdowns=_breakdowns(svc, task, table, chosen.experiment_type, notes),
+        footnotes=notes.listing(),
+        alternates=alternate_links(),
+        query_href=query_link(
+            questions_query(graph, iri, cube.experiment_type_term(svc.base, chosen.experiment_type))
+        ),
+    )
+
+
+def _ordered(line: QuestionLine, measures: tuple[str, ...]) -> list[MeasureValue | None]:
+    values = {m.measure: m for m in line.values.values}
+    return [values.get(m) for m in measures]
+
+
+@dataclass(frozen=True, slots=True)
+class BreakdownRow:
+    """One group of a breakdown with its formatted measures."""
+
+    dimension: str
+    group: str
+    questions: int
+    cells: tuple[Cell, ...]
+
+
+def _breakdowns(
+    svc: Services, task: TaskSummary, table: TaskTable, kind: str, notes: Footnotes
+) -> list[BreakdownRow]:
+    found: tuple[Breakdown, ...] = svc.cache.get_or_make(
+        svc.generation,
+        f"task-breakdowns {task.iri} {kind}",
+        lambda: task_breakdowns(svc.store, svc.base, task, table, kind),
+    )
+    # A dimension whose only group is "unknown" says nothing about the questions.
+    shown = {b.dimension for b in found if b.group != "unknown"}
+    return [
+        BreakdownRow(
+            b.dimension,
+            b.group,
+            b.questions,
+            tuple(
+                cell(next((m for m in b.measures if m.measure == c), None), notes)
+                for c in MAIN_MEASURES
+            ),
+        )
+        for b in found
+        if b.dimension in shown
+    ]
+
+
+def register(app: Flask) -> None:
+    """Register the task page for ``qab:Task`` resources."""
+    register_html_page(app, QAB.Task, task_page)
