@@ -24,7 +24,13 @@ from flask import Blueprint, Response, jsonify, redirect, render_template, reque
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from evaluators import library
-from evaluators.errors import DatasetFormatError, DatasetTooLargeError, EvaluationError
+from evaluators.errors import (
+    DatasetFormatError,
+    DatasetTooLargeError,
+    EvaluationError,
+    UnknownDatasetError,
+    UnknownSubExperimentError,
+)
 from evaluators.experiment_rdf import PROFILE_TERMS
 from evaluators.experiment_read import UnknownExperimentError
 from server import forms
@@ -49,6 +55,9 @@ def _problem(exc: Exception) -> Problem:
     if isinstance(exc, Problem):
         return exc
     if isinstance(exc, FormError):
+        return Problem(400, str(exc))
+    if isinstance(exc, UnknownDatasetError | UnknownSubExperimentError):
+        # A dataset or profile named in a form field: bad input, not a missing page.
         return Problem(400, str(exc))
     cause = exc if isinstance(exc, DatasetFormatError) else exc.__cause__
     mapped = problem_from_error(exc) or Problem(400, str(exc))
