@@ -130,13 +130,14 @@ def read_experiment_form(
         datasets = tuple(d.strip() for d in form.getlist("dataset") if d.strip())
         if not datasets:
             raise FormError("Choose at least one dataset.")
+        # Tasks are numbered as on the command line: web services, answers files, built-ins.
         systems = _services(form)
+        answers, folder = _answers(form, files, upload_root)
+        systems += answers
         systems += [
             SystemRequest(b, SystemKind.BUILT_IN, builtin=b)
             for b in dict.fromkeys(x.strip() for x in form.getlist("builtin") if x.strip())
         ]
-        answers, folder = _answers(form, files, upload_root)
-        systems += answers
         if not systems:
             raise FormError("Add at least one system: a web service, a built-in or a file.")
         profiles = tuple(dict.fromkeys(p for p in form.getlist("profile") if p))

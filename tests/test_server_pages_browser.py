@@ -1,0 +1,170 @@
+"""The write path and the experiment pages in a real browser (Playwright, Debian's Chromium).
+
+A user opens the new-experiment form, gives the submit token, chooses the example dataset,
+ticks ``gold`` and attaches the example answers file, submits, sees the access token once,
+follows the experiment while it runs (the page reloads itself, no script needed), publishes
+it, and then walks the task page (with its filters), the compare form, the leaderboard and the
+system page by their links. Screenshots go to ``test-artifacts/experiment-pages/``; every page
+of the walk, the form pages and the pages answering form posts go through the Nu HTML Checker.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.plugins.experiment_pages import (
+    EXAMPLE_DATASET,
+    EXAMPLES,
+    PAGES_BASE,
+    SUBMIT_TOKEN,
+)
+from tests.plugins.server import ARTIFACTS, LiveServer
+from tests.test_server_pages import validate_html
+
+pytestmark = pytest.mark.browser
+
+SHOTS = ARTIFACTS / "experiment-pages"
+WAIT_MS = 90_000
+
+
+@pytest.fixture
+def live_server(forms_app: Any) -> Iterator[LiveServer]:
+    """The form-test app (example datasets, no experiment) served over HTTP on loopback."""
+    server = LiveServer(forms_app)
+    yield server
+    server._server.shutdown()
+
+
+def _shot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_submit_follow_publish_and_walk_the_experiment_pages(
+    page: Any, live_server: LiveServer, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    origin = live_server.url
+    page.goto(origin + "/")
+    page.click("nav >> text=New experiment")
+    page.fill("#submit_token", SUBMIT_TOKEN)
+    page.select_option("#dataset", f"{EXAMPLE_DATASET}@1")
+    page.check("input[name=builtin][value=gold]")
+    page.set_input_files("#answers_file_1", str(EXAMPLES / "example-answers.json"))
+    page.fill("#answers_name_1", "example-answers")
+    _shot(page, "01-new-experiment")
+    page.click("form.upload button[type=submit]")
+    token = page.inner_text("#access-token")
+    assert len(token) >= 32
+    _shot(page, "02-submitted")
+    page.click("#experiment-link")
+    expect(page.locator("#experiment-state")).to_have_text("finished", timeout=WAIT_MS)
+    assert "not yet: private" in page.inner_text("#published")
+    rows = page.locator("table.results tbody.task")
+    assert rows.count() == 2
+    _shot(page, "03-experiment-private")
+    page.click("form.publish button")
+    expect(page.locator("#published time")).to_be_visible()
+    experiment_url = page.url
+    experiment_id = experiment_url.rstrip("/").rsplit("/", 1)[-1]
+    _shot(page, "04-experiment-published")
+
+    # The task page of the answers file, then its "only wrong" filter (a GET form).
+    page.click("table.results >> text=Task 1")
+    page.wait_for_url("**/task/*/1")
+    assert page.inner_text("h1") == f"Task 1 of experiment {experiment_id}"
+    all_rows = page.locator("table.questions tbody tr").count()
+    assert all_rows == 8
+    _shot(page, "05-task")
+    page.check("input[name=wrong]")
+    page.click("form.filters button")
+    page.wait_for_url("**/task/*/1?*wrong=1*")
+    page.wait_for_load_state()
+    wrong_rows = page.locator("table.questions tbody tr.wrong").count()
+    assert 0 < wrong_rows == page.locator("table.questions tbody tr").count() < all_rows
+    _shot(page, "06-task-wrong")
+    page.select_option("#type", "C2KB")
+    page.click("form.filters button")
+    page.wait_for_url("**type=C2KB*")
+    assert "Per-question diagnostics, C2KB" in page.inner_text("table.questions caption")
+
+    # Compare the two tasks through the experiment page's form.
+    page.goto(experiment_url)
+    page.click("form.compare button")
+    page.wait_for_url("**/compare?*")
+    cells = page.locator("table.contingency td").all_inner_texts()
+    assert sum(int(c) for c in cells) == 8 and cells[1] == "0"  # gold gets everything right
+    assert re.search(r"p = 0\.\d{4}", page.inner_text("#verdict"))
+    _shot(page, "07-compare")
+
+    # The leaderboard from the navigation, its form, then a system page from its table.
+    page.click("nav >> text=Leaderboard")
+    version = f"{PAGES_BASE}/dataset/{EXAMPLE_DATASET}/v1"
+    page.fill("#version", version)
+    page.click("form.leaderboard button")
+    page.wait_for_selector("svg.chart rect")
+    assert page.locator("svg.chart rect").count() == 2
+    labels = page.locator("table.results tbody td:nth-child(2)").all_inner_texts()
+    assert labels == ["gold", "example-answers"]
+    _shot(page, "08-leaderboard")
+    page.click("table.results >> text=gold")
+    page.wait_for_url("**/system/gold")
+    assert page.inner_text("h1") == "System gold"
+    _shot(page, "09-system")
+
+    pages = [
+        "/experiments/new",
+        "/upload",
+        experiment_url[len(origin) :],
+        f"/task/{experiment_id}/1",
+        f"/task/{experiment_id}/1?type=C2KB&wrong=1",
+        f"/task/{experiment_id}/2",
+        f"/compare?a={experiment_id}/1&b={experiment_id}/2",
+        f"/leaderboard?version={version}",
+        "/leaderboard",
+        "/system/gold",
+        "/system/example-answers",
+    ]
+    saved = []
+    with httpx.Client(base_url=origin, timeout=60) as http:
+        for n, path in enumerate(pages):
+            response = http.get(path, headers={"Accept": "text/html"})
+            assert response.status_code == 200, path
+            saved.append(tmp_path / f"{n:02d}.html")
+            saved[-1].write_bytes(response.content)
+        posts = [
+            ("/experiments/new", {"dataset": f"{EXAMPLE_DATASET}@1", "builtin": "gold"}, {}, 201),
+            ("/experiments/new", {"dataset": f"{EXAMPLE_DATASET}@1"}, {}, 400),
+            (
+                "/upload/dataset",
+                {},
+                {"dataset_file": ("bad.json", b'{"questions": [', "application/json")},
+                400,
+            ),
+            (
+                "/upload/dataset",
+                {"name": "again"},
+                {"dataset_file": ("q.json", (EXAMPLES / "example-questions.json").read_bytes())},
+                201,
+            ),
+        ]
+        for n, (path, data, files, status) in enumerate(posts):
+            response = http.post(
+                path,
+                data=data,
+                files=files or None,
+                headers={"Accept": "text/html", "Authorization": f"Bearer {SUBMIT_TOKEN}"},
+            )
+            assert response.status_code == status, (path, response.text[:300])
+            saved.append(tmp_path / f"post-{n:02d}.html")
+            saved[-1].write_bytes(response.content)
+    errors = validate_html(saved)
+    assert not errors, "\n".join(errors)
+    assert len(saved) == len(pages) + len(posts)
