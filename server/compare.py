@@ -31,12 +31,19 @@ from server.access import request_tokens
 from server.experiment_data import QuestionValues, question_values, task_of
 from server.problems import Problem
 from server.services import Services, Visibility, services
+from server.sparqlpage import query_link
 from server.task_data import question_texts
 from server.viewmodel import href
-from store import graphs
+from store import graphs, queries
+from vocab import iris
 
 bp = Blueprint("compare", __name__)
 
+# The table behind a page as SPARQL results: (format, media type, label).
+DATA_FORMS = (
+    ("json", "application/sparql-results+json", "SPARQL results (JSON)"),
+    ("csv", "text/csv", "CSV"),
+)
 ITERATIONS = 10_000
 BOOTSTRAP_SAMPLES = 1000
 SEED = 0
@@ -76,6 +83,7 @@ class Comparison:
     neither: tuple[QuestionLink, ...]
     test: RandomisationTest
     difference: Interval | None
+    query: str
 
 
 def parse_ref(text: str) -> tuple[str, int]:
@@ -178,7 +186,24 @@ def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> 
         group(False, False),
         test,
         bootstrap_interval(deltas, samples=BOOTSTRAP_SAMPLES, seed=SEED),
+        compare_query((graph_a, NamedNode(task_a.iri)), (graph_b, NamedNode(task_b.iri)), term),
     )
+
+
+def compare_query(
+    a: tuple[NamedNode, NamedNode], b: tuple[NamedNode, NamedNode], kind: NamedNode
+) -> str:
+    """Return the query of both tasks' per-question F1; each task as (graph, task IRI)."""
+    terms = (
+        a[0],
+        iris.sub_iri(a[1], "cube", cube.PER_QUESTION),
+        b[0],
+        iris.sub_iri(b[1], "cube", cube.PER_QUESTION),
+        kind,
+    )
+    values = "VALUES (?graphA ?datasetA ?graphB ?datasetB ?type) { ("
+    values += " ".join(str(t) for t in terms) + ") }"
+    return queries.load("page_compare").replace("#BINDINGS#", values)
 
 
 def _side(ref: str, task: TaskSummary, scores: list[float]) -> Side:
@@ -205,8 +230,15 @@ def compare() -> Response:
             f"compare {a} {b} {kind} {vis.key}",
             lambda: compare_tasks(svc, vis, a, b, kind),
         )
+    alternates = (
+        [(query_link(comparison.query, fmt), media, label) for fmt, media, label in DATA_FORMS]
+        if comparison is not None
+        else []
+    )
     body = render_template(
         "compare.html",
+        alternates=alternates,
+        query_href=query_link(comparison.query) if comparison is not None else None,
         title="Compare two tasks",
         a=a,
         b=b,

@@ -24,6 +24,7 @@ from evaluators.experiment_rdf import PROFILE_TERMS
 from evaluators.library import list_versions
 from evaluators.results import MEASURES
 from server.charts import bar_chart
+from server.compare import DATA_FORMS
 from server.experiment_data import type_name
 from server.problems import Problem
 from server.queryworkers import PoolError
@@ -208,6 +209,7 @@ def leaderboard() -> Response:
         format_value=format_value,
         ranking=ranking,
         query_href=query_link(text) if text else None,
+        alternates=[(query_link(text, f), m, label) for f, m, label in DATA_FORMS] if text else [],
     )
     return Response(body, mimetype="text/html")
 

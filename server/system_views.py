@@ -20,7 +20,8 @@ from server.problems import Problem
 from server.resources import alternate_links, register_html_page
 from server.result_table import Footnotes, main_columns, qald_rows
 from server.services import Services, Visibility
-from store import graphs
+from server.sparqlpage import query_link
+from store import graphs, queries
 from vocab.project import QAB
 from vocab.standard import DCTERMS, RDF, RDFS
 
@@ -94,6 +95,9 @@ def system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
         experiments=experiments,
         limit=MAX_EXPERIMENTS,
         alternates=alternate_links(),
+        query_href=query_link(
+            queries.load("page_system_tasks").replace("#BINDINGS#", f"VALUES ?system {{ {iri} }}")
+        ),
     )
 
 

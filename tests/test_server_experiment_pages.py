@@ -132,19 +132,26 @@ def test_undefined_values_read_undefined_with_their_reason(pages_world: PagesWor
     assert f'<li id="note-1" value="1">{undefined.undefined_reason}</li>' in html
 
 
-def test_experiment_sparql_link_reproduces_the_table(pages_world: PagesWorld) -> None:
-    eid = pages_world.published.id
-    html = _get(pages_world, f"/experiment/{eid}").get_data(as_text=True)
+def _run_link(world: PagesWorld, html: str) -> list[dict[str, dict[str, str]]]:
+    """Run the page's "SPARQL query behind this table" at /sparql and return its rows."""
     start = html.index('<p class="reproduce"><a href="') + len('<p class="reproduce"><a href="')
     link = html[start : html.index('"', start)].replace("&amp;", "&")
+    assert link.startswith("/sparql?")
     query = parse_qs(urlsplit(link).query)["query"][0]
-    response = pages_world.app.test_client().get(
+    response = world.app.test_client().get(
         "/sparql",
         query_string={"query": query},
         headers={"Accept": "application/sparql-results+json"},
     )
-    assert response.status_code == 200
-    rows = response.get_json()["results"]["bindings"]
+    assert response.status_code == 200, response.data[:300]
+    rows: list[dict[str, dict[str, str]]] = response.get_json()["results"]["bindings"]
+    return rows
+
+
+def test_experiment_sparql_link_reproduces_the_table(pages_world: PagesWorld) -> None:
+    eid = pages_world.published.id
+    html = _get(pages_world, f"/experiment/{eid}").get_data(as_text=True)
+    rows = _run_link(pages_world, html)
     gold = _tasks(pages_world, eid)["gold"]
     found = {
         (r["type"]["value"].rsplit("#", 1)[-1], r["measure"]["value"].rsplit("#", 1)[-1])
@@ -434,3 +441,25 @@ def test_problem_documents_are_json_for_scripts(pages_world: PagesWorld) -> None
     assert response.status_code == 404
     body = json.loads(response.data)
     assert body["status"] == 404 and body["type"].endswith("#NotFound")
+
+
+def test_compare_system_and_leaderboard_links_reproduce_their_tables(
+    pages_world: PagesWorld,
+) -> None:
+    eid = pages_world.published.id
+    tasks = _tasks(pages_world, eid)
+    a, b = tasks["example-answers"].plan.number, tasks["gold"].plan.number
+    compare = _get(pages_world, f"/compare?a={eid}/{a}&b={eid}/{b}").get_data(as_text=True)
+    assert 'type="application/sparql-results+json"' in compare  # the table as data
+    rows = _run_link(pages_world, compare)
+    scores = _example_scores(pages_world)
+    assert len(rows) == len(scores)
+    for row in rows:
+        qid = row["question"]["value"].rsplit("/", 1)[-1]
+        assert float(row["f1A"]["value"]) == scores[qid] and float(row["f1B"]["value"]) == 1.0
+    system = _get(pages_world, "/system/gold").get_data(as_text=True)
+    found = {r["task"]["value"] for r in _run_link(pages_world, system)}
+    assert found == {tasks["gold"].iri, f"{PAGES_BASE}/task/{pages_world.tiny.id}/1"}
+    board = _get(pages_world, f"/leaderboard?version={VERSION}").get_data(as_text=True)
+    ranked = {r["label"]["value"] for r in _run_link(pages_world, board)}
+    assert ranked == {s for s, t in tasks.items() if t.results}
