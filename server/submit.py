@@ -219,8 +219,8 @@ def publish(experiment_id: str) -> Response:
     """Publish a private experiment (its owner's token or the admin token; CSRF-checked).
 
     Raises:
-        Problem: 403 for a failed CSRF check or a reader who does not hold the experiment's
-            token; 404 for an unknown experiment.
+        Problem: 403 for a failed CSRF check; 404 for an unknown experiment, or a private one
+            whose token the request does not present.
     """
     svc = services()
     forms.check_csrf()
@@ -228,12 +228,10 @@ def publish(experiment_id: str) -> Response:
     tokens = request_tokens()
     if request.form.get("token"):
         tokens.append(request.form["token"])
-    vis = svc.visibility(tokens)
-    if not vis.can_see(graph) and not forms.is_admin_request():
+    # A private experiment is visible only to holders of its token; publishing a public one
+    # changes nothing.
+    if not svc.visibility(tokens).can_see(graph) and not forms.is_admin_request():
         raise Problem(404, f"There is no experiment {experiment_id[:40]!r} (or it is private).")
-    private = {p.graph.value for p in vis.private}
-    if graph.value in private and graph not in vis.unlocked and not forms.is_admin_request():
-        raise Problem(403, "Only the owner (with the experiment's access token) can publish it.")
     try:
         experiment_runner().publish(experiment_id)
     except UnknownExperimentError as exc:
