@@ -103,12 +103,13 @@ def parse_ref(text: str) -> tuple[str, int]:
     return found.group(1), int(found.group(2))
 
 
-def _task(svc: Services, vis: Visibility, ref: str) -> tuple[TaskSummary, NamedNode]:
+def _task(svc: Services, vis: Visibility, ref: str, which: str) -> tuple[TaskSummary, NamedNode]:
     experiment_id, number = parse_ref(ref)
     graph = graphs.experiment_graph(svc.base, experiment_id)
     task = task_of(svc.store, svc.base, experiment_id, number) if vis.can_see(graph) else None
     if task is None:
-        raise Problem(404, f"There is no task {ref[:80]!r} (or it is not published).")
+        # The reference is not repeated: it may name a private experiment.
+        raise Problem(404, f"Task {which} does not exist (or it is not published).")
     return task, graph
 
 
@@ -129,7 +130,7 @@ def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> 
         Problem: 404 for an unknown or invisible task; 400 for tasks on different dataset
             versions, without results of ``kind``, or over different questions.
     """
-    (task_a, graph_a), (task_b, graph_b) = _task(svc, vis, a), _task(svc, vis, b)
+    (task_a, graph_a), (task_b, graph_b) = _task(svc, vis, a, "a"), _task(svc, vis, b, "b")
     version_a = (task_a.plan.dataset, task_a.plan.version)
     version_b = (task_b.plan.dataset, task_b.plan.version)
     if version_a != version_b:

@@ -125,13 +125,27 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
     }
 
 
+def _query_strings(world: dict[str, Any]) -> dict[str, list[str]]:
+    """Query strings of pages that read parameters, naming tasks of the private experiment."""
+    private, public = world["private"].id, world["public"].id
+    version = f"{world['base']}/dataset/qald-8-test/v1"
+    return {
+        "/compare": [f"?a={private}/1&b={public}/1", f"?a={public}/1&b={private}/1&type=C2KB"],
+        "/leaderboard": [f"?version={version}", f"?version={version}&type=C2KB&profile=any"],
+    }
+
+
 def _urls(app: Any, world: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
     arguments = _route_arguments(world)
+    queries = _query_strings(world)
     for rule in app.url_map.iter_rules():
         methods = sorted((rule.methods or set()) - {"HEAD", "OPTIONS"})
         if not rule.arguments:
             for method in methods:
                 yield rule.rule, method, rule.rule
+                if method == "GET":
+                    for query in queries.get(rule.rule, []):
+                        yield rule.rule, method, rule.rule + query
             continue
         assert rule.rule in arguments, f"new route {rule.rule}: add its arguments to this test"
         for values in arguments[rule.rule]:
