@@ -152,6 +152,15 @@ def score(
     return scores
 
 
+def warning_counts(runs: list[RagRun]) -> dict[str, int]:
+    """Return how many warnings each stage gave (by the warning's first words)."""
+    counts: dict[str, int] = defaultdict(int)
+    for run in runs:
+        for warning in run.warnings:
+            counts[warning.split(":", 1)[0] if ":" in warning[:40] else "retrieval"] += 1
+    return dict(sorted(counts.items()))
+
+
 def load_generator(name: str, cache: Path, threads: int) -> Generator:
     if name == EXTRACTIVE:
         return ExtractiveGenerator()
@@ -226,6 +235,7 @@ def main() -> None:
                 for stage in (*STAGES, "end_to_end")
             },
             "warnings": sum(len(r.warnings) for r in runs),
+            "warnings_by_stage": warning_counts(runs),
             "scores": score(gold_all, questions, runs, args.out, name),
         }
     if args.json:
@@ -239,7 +249,8 @@ def print_report(report: dict[str, Any]) -> None:
         f"\n{report['questions']} BioASQ questions, corpus of {report['corpus']} synthetic abstracts"
     )
     for name, entry in report["generators"].items():
-        print(f"\n{name}  (warnings over all runs: {entry['warnings']})")
+        by_stage = ", ".join(f"{k} {v}" for k, v in entry["warnings_by_stage"].items())
+        print(f"\n{name}  (warnings over all runs: {entry['warnings']}; {by_stage or 'none'})")
         print(f"  {'stage':<12} {'p50 ms':>10} {'p95 ms':>10} {'mean ms':>10}")
         for stage, value in entry["latency_ms"].items():
             print(
