@@ -45,8 +45,10 @@ BIOASQ_JSON = "application/vnd.bioasq+json"
 @bp.record_once
 def _setup(state: object) -> None:
     app = state.app  # type: ignore[attr-defined]
-    config = app.extensions["services"].config
-    app.extensions["rag"] = RagService(config)
+    svc: Services = app.extensions["services"]
+    service = RagService(svc.config)
+    app.extensions["rag"] = service
+    svc.closers.append(service.close)
     app.extensions["ask_jobs"] = AskJobs(STAGES)
     register_html_view(app, QAB.RagRun, run_page)
 
