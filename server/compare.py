@@ -28,7 +28,8 @@ from evaluators.significance import (
     compare_runs,
 )
 from server.access import request_tokens
-from server.experiment_data import QuestionValues, question_values, task_of
+from server.experiment_data import QuestionValues, question_values
+from server.experiment_views import cached_task
 from server.problems import Problem
 from server.services import Services, Visibility, services
 from server.sparqlpage import query_link
@@ -106,7 +107,7 @@ def parse_ref(text: str) -> tuple[str, int]:
 def _task(svc: Services, vis: Visibility, ref: str, which: str) -> tuple[TaskSummary, NamedNode]:
     experiment_id, number = parse_ref(ref)
     graph = graphs.experiment_graph(svc.base, experiment_id)
-    task = task_of(svc.store, svc.base, experiment_id, number) if vis.can_see(graph) else None
+    task = cached_task(svc, experiment_id, number) if vis.can_see(graph) else None
     if task is None:
         # The reference is not repeated: it may name a private experiment.
         raise Problem(404, f"Task {which} does not exist (or it is not published).")

@@ -209,18 +209,6 @@ def systems_of(store: RdfStore, graph: NamedNode) -> tuple[SystemDescription, ..
     return tuple(found[k] for k in sorted(found))
 
 
-def task_of(store: RdfStore, base: str, experiment_id: str, number: int) -> TaskSummary | None:
-    """Return one task of an experiment with its aggregate results (``None``: no such task)."""
-    results = aggregate_results(store, base, experiment_id)
-    iri = iris.task_iri(base, experiment_id, number).value
-    for task in task_summaries(
-        _triples(store), base, experiment_id, {number: results.get(iri, ())}
-    ):
-        if task.plan.number == number:
-            return task
-    return None
-
-
 def question_id(question: NamedNode) -> str:
     """Return a question's id from its IRI (``.../question/<id>``).
 

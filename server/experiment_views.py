@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from flask import Flask, render_template
+from flask import Flask, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import TaskSummary
 from server import forms
 from server.documents import experiment_graph_of
-from server.experiment_data import read_experiment, table_link
+from server.experiment_data import ExperimentRead, read_experiment, table_link
 from server.problems import Problem
 from server.resources import alternate_links, register_html_page
 from server.result_table import (
@@ -73,6 +73,24 @@ def progress(tasks: tuple[TaskSummary, ...]) -> Progress:
     return Progress(len(tasks), len(tasks) - open_, ordered, open_ > 0)
 
 
+def cached_experiment(svc: Services, experiment_id: str) -> ExperimentRead:
+    """Return what the experiment page shows, read once per store generation.
+
+    Callers check first that the reader may see the experiment: the cache is shared.
+    """
+    return svc.cache.get_or_make(
+        svc.generation,
+        f"experiment-read {experiment_id}",
+        lambda: read_experiment(svc.store, svc.base, experiment_id),
+    )
+
+
+def cached_task(svc: Services, experiment_id: str, number: int) -> TaskSummary | None:
+    """Return one task of a (visible) experiment from the cached read, if it has that task."""
+    read = cached_experiment(svc, experiment_id)
+    return next((t for t in read.tasks if t.plan.number == number), None)
+
+
 def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     """Render an experiment the reader may see.
 
@@ -83,7 +101,20 @@ def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     if graph is None or not vis.can_see(graph):
         raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
     experiment_id = iri.value.rsplit("/", 1)[-1]
-    read = read_experiment(svc.store, svc.base, experiment_id)
+    if graph in vis.unlocked:
+        # The owner's page carries the session's CSRF token: rendered for each request.
+        return _render(svc, iri, graph, experiment_id, vis)
+    return svc.cache.get_or_make(
+        svc.generation,
+        f"experiment-page {experiment_id} {request.path} {vis.key}",
+        lambda: _render(svc, iri, graph, experiment_id, vis),
+    )
+
+
+def _render(
+    svc: Services, iri: NamedNode, graph: NamedNode, experiment_id: str, vis: Visibility
+) -> str:
+    read = cached_experiment(svc, experiment_id)
     notes = Footnotes()
     state = progress(read.tasks)
     bio_columns = bioasq_columns(read.tasks)

@@ -15,7 +15,7 @@ from flask import Flask, render_template
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.experiment_read import TaskSummary
-from server.experiment_data import read_experiment
+from server.experiment_views import cached_experiment
 from server.problems import Problem
 from server.resources import alternate_links, register_html_page
 from server.result_table import Footnotes, main_columns, qald_rows
@@ -75,7 +75,7 @@ def system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
         if not name.startswith(prefix) or experiments >= MAX_EXPERIMENTS:
             continue
         experiments += 1
-        read = read_experiment(svc.store, svc.base, name[len(prefix) :])
+        read = cached_experiment(svc, name[len(prefix) :])
         own = {label for label in _literals(svc, iri, RDFS.label, graph)}
         tasks.extend(t for t in read.tasks if t.plan.system in own)
     facts = SystemFacts(

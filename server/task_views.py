@@ -22,7 +22,8 @@ from evaluators import cube
 from evaluators.experiment_read import TaskSummary
 from evaluators.results import MeasureValue
 from evaluators.scoring import Breakdown
-from server.experiment_data import questions_query, task_of
+from server.experiment_data import questions_query
+from server.experiment_views import cached_task
 from server.problems import Problem
 from server.resources import alternate_links, register_html_page
 from server.result_table import (
@@ -115,9 +116,21 @@ def task_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     """
     experiment_id, number = _task_parts(svc, iri)
     graph = graphs.experiment_graph(svc.base, experiment_id)
-    task = task_of(svc.store, svc.base, experiment_id, number) if vis.can_see(graph) else None
+    task = cached_task(svc, experiment_id, number) if vis.can_see(graph) else None
     if task is None:
         raise Problem(404, f"There is no task {iri.value} (or it is not published).")
+    # The page depends on the store, the visible graphs and the query string only.
+    return svc.cache.get_or_make(
+        svc.generation,
+        f"task-page {request.full_path} {vis.key}",
+        lambda: _render(svc, iri, vis, task, graph),
+    )
+
+
+def _render(
+    svc: Services, iri: NamedNode, vis: Visibility, task: TaskSummary, graph: NamedNode
+) -> str:
+    experiment_id, number = _task_parts(svc, iri)  # already checked by task_page
     types = [r.experiment_type for r in task.results]
     chosen = _filters(types)
     version = graphs.dataset_graph(svc.base, task.plan.dataset, task.plan.version)
