@@ -463,3 +463,46 @@ def test_compare_system_and_leaderboard_links_reproduce_their_tables(
     board = _get(pages_world, f"/leaderboard?version={VERSION}").get_data(as_text=True)
     ranked = {r["label"]["value"] for r in _run_link(pages_world, board)}
     assert ranked == {s for s, t in tasks.items() if t.results}
+
+
+def test_bioasq_tasks_get_a_table_of_their_own_measures(
+    forms_app: Any, shared_data: Any, tmp_path: Any
+) -> None:
+    from evaluators.experiment import ExperimentRequest, SystemRequest
+    from evaluators.systems import SystemKind
+    from server.result_table import BIOASQ_TYPES
+    from server.services import RUNNER_KEY
+
+    source = next((shared_data / "bioasq").rglob("BioASQ-trainingDataset2b.json"))
+    doc = json.loads(source.read_text("utf-8"))
+    doc["questions"] = doc["questions"][:20]
+    gold = tmp_path / "bioasq-20.json"
+    gold.write_text(json.dumps(doc), "utf-8")
+    svc = forms_app.extensions["services"]
+    library.load_dataset(svc.store, PAGES_BASE, gold, name="bioasq-20")
+    runner = forms_app.extensions[RUNNER_KEY]
+    run = runner.submit(
+        ExperimentRequest(
+            systems=(SystemRequest("gold", SystemKind.BUILT_IN, builtin="gold"),),
+            datasets=("bioasq-20",),
+            profiles=("bioasq",),
+            publish=True,
+        )
+    )
+    runner.run(run.id)
+    (task,) = runner.summary(run.id).tasks
+    html = forms_app.test_client().get(f"/experiment/{run.id}", headers=HTML).get_data(as_text=True)
+    assert "BioASQ measures" in html
+    (table,) = html_tables(html, "results")  # no QALD table: the task has no QALD types
+    header = cell_texts(table[0])
+    for label in ("MAP", "GMAP", "Mean F1", "Accuracy", "MRR", "ROUGE-2 F1"):
+        assert label in header, label
+    rows = [cell_texts(r) for r in table[1:]]
+    kinds = [r.experiment_type for r in task.results]
+    assert [r[5] if n == 0 else r[0] for n, r in enumerate(rows)] == [
+        t for t in BIOASQ_TYPES if t in kinds
+    ]
+    documents = next(r for r in task.results if r.experiment_type == "documents")
+    map_value = documents.value("map")
+    assert map_value is not None
+    assert rows[0][6 + header[6:].index("MAP")] == format_value("map", map_value)
