@@ -12,6 +12,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 from pyoxigraph import NamedNode, RdfFormat, parse
 
 from evaluators import library
@@ -506,3 +507,102 @@ def test_bioasq_tasks_get_a_table_of_their_own_measures(
     map_value = documents.value("map")
     assert map_value is not None
     assert rows[0][6 + header[6:].index("MAP")] == format_value("map", map_value)
+
+
+# ---------------------------------------------------------------- pure parts
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "server.charts",
+        "server.compare",
+        "server.experiment_data",
+        "server.experiment_form",
+        "server.experiment_views",
+        "server.result_table",
+        "server.task_data",
+    ],
+)
+def test_docstring_examples(module: str) -> None:
+    import doctest
+    import importlib
+
+    outcome = doctest.testmod(importlib.import_module(module))
+    assert outcome.failed == 0 and outcome.attempted >= 1
+
+
+def _row(task: str, system: str, measure: str, value: float) -> dict[str, str]:
+    return {"task": task, "system": system, "measure": measure, "value": str(value)}
+
+
+def test_best_per_system_ranks_by_macro_then_micro_f1() -> None:
+    from server.leaderboard import best_per_system
+
+    rows = [
+        _row("t1", "A", "macro_f1", 0.5),
+        _row("t1", "A", "micro_f1", 0.2),
+        _row("t2", "A", "macro_f1", 0.5),
+        _row("t2", "A", "micro_f1", 0.4),  # same macro F1: the better micro F1 wins
+        _row("t3", "B", "macro_f1", 0.5),
+        _row("t3", "B", "micro_f1", 0.3),
+        _row("t4", "C", "micro_f1", 0.9),  # macro F1 undefined: ranked last
+        _row("t5", "D", "macro_f1", 0.7),
+    ]
+    board = best_per_system(rows, ("macro_f1", "micro_f1"))
+    assert [(e.system, e.task, e.tasks) for e in board] == [
+        ("D", "t5", 1),
+        ("A", "t2", 2),
+        ("B", "t3", 1),
+        ("C", "t4", 1),
+    ]
+    assert board[0].second is None and board[-1].first is None
+    assert best_per_system([], ("macro_f1", "micro_f1")) == []
+
+
+@pytest.mark.parametrize(
+    ("values", "maximum", "widths"),
+    [
+        ([], 1.0, []),
+        ([("a", 0.25)], 1.0, [105.0]),
+        ([("a", 2.0), ("b", 1.0)], 1.0, [420.0, 210.0]),  # the axis grows to the largest value
+        ([("a", -0.5)], 1.0, [0.0]),
+        ([("a", 0.0)], 0.0, [0.0]),
+    ],
+)
+def test_bar_chart_geometry(
+    values: list[tuple[str, float]], maximum: float, widths: list[float]
+) -> None:
+    from server.charts import PLOT_WIDTH, bar_chart
+
+    chart = bar_chart("t", values, maximum=maximum)
+    assert [b.width for b in chart.bars] == widths
+    assert all(0 <= b.width <= PLOT_WIDTH for b in chart.bars)
+    assert len({b.y for b in chart.bars}) == len(values)  # bars never overlap
+    assert chart.description.startswith(f"{len(values)} bars.")
+    assert chart.height > chart.axis_y >= max((b.y for b in chart.bars), default=0)
+
+
+@pytest.mark.parametrize(
+    ("value", "reason", "text", "undefined"),
+    [
+        (0.123456, None, "0.1235", False),
+        (1.0, None, "1.0000", False),
+        (None, "no questions", "undefined", True),
+    ],
+)
+def test_cells_show_four_decimals_or_undefined_with_a_footnote(
+    value: float | None, reason: str | None, text: str, undefined: bool
+) -> None:
+    from evaluators.results import MeasureValue
+    from server.result_table import Footnotes, cell
+
+    notes = Footnotes()
+    shown = cell(MeasureValue("macro_f1", value, reason), notes)
+    assert (shown.text, shown.undefined) == (text, undefined)
+    if undefined:
+        assert shown.title == reason and shown.note == 1
+        assert notes.listing()[0].reason == reason
+        again = cell(MeasureValue("micro_f1", None, reason), notes)
+        assert again.note == 1 and len(notes.listing()) == 1  # one footnote per reason
+    assert cell(None, notes).text == DASH
