@@ -1,5 +1,5 @@
-"""The write forms through the Flask client: starting experiments, uploading answers files and
-datasets, publishing; authentication, CSRF, size limits and input errors with their positions.
+"""The experiment forms through the Flask client: starting experiments and evaluating answers
+files; authentication, CSRF, size limits and input errors with their positions.
 
 Every test runs against its own app (``forms_app``: the example and tiny datasets loaded, the
 submit token ``SUBMIT_TOKEN``) and checks the store afterwards: refused submissions store
@@ -8,7 +8,6 @@ nothing, accepted ones run to the end through the app's runner.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
@@ -16,8 +15,6 @@ from typing import Any
 
 import pytest
 
-from evaluators import library
-from evaluators.experiment_read import list_experiments
 from server.services import RUNNER_KEY
 from tests.plugins.experiment_pages import (
     EXAMPLE_DATASET,
@@ -26,38 +23,19 @@ from tests.plugins.experiment_pages import (
     PAGES_BASE,
     SUBMIT_TOKEN,
     TINY_DATASET,
-    cell_texts,
-    html_tables,
 )
-
-HTML = {"Accept": "text/html"}
-JSON = {"Accept": "application/json"}
-BEARER = {"Authorization": f"Bearer {SUBMIT_TOKEN}", **JSON}
-WAIT_SECONDS = 60
-
-
-def _csrf(client: Any, path: str = "/experiments/new") -> str:
-    page = client.get(path, headers=HTML).get_data(as_text=True)
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert found is not None
-    return found.group(1)
-
-
-def _experiments(app: Any) -> list[str]:
-    return [e.id for e in list_experiments(app.extensions["services"].store, PAGES_BASE)]
-
-
-def _gold_form(**extra: Any) -> dict[str, Any]:
-    return {"dataset": f"{EXAMPLE_DATASET}@1", "builtin": "gold", "languages": "en", **extra}
-
-
-def _answers(data: bytes, name: str = "answers.json") -> tuple[io.BytesIO, str]:
-    return io.BytesIO(data), name
-
-
-def _wait(app: Any, experiment_id: str) -> None:
-    assert app.extensions[RUNNER_KEY].wait(experiment_id, WAIT_SECONDS)
-
+from tests.plugins.page_helpers import (
+    BEARER,
+    HTML,
+    JSON,
+    cell_texts,
+    csrf_of,
+    experiment_ids,
+    gold_form,
+    html_tables,
+    upload,
+    wait_for,
+)
 
 # ---------------------------------------------------------------- the forms themselves
 
@@ -80,11 +58,11 @@ def test_a_post_without_the_csrf_token_is_403_and_stores_nothing(forms_app: Any)
     client = forms_app.test_client()
     client.get("/experiments/new", headers=HTML)
     response = client.post(
-        "/experiments/new", data=_gold_form(submit_token=SUBMIT_TOKEN), headers=JSON
+        "/experiments/new", data=gold_form(submit_token=SUBMIT_TOKEN), headers=JSON
     )
     assert response.status_code == 403 and response.mimetype == "application/problem+json"
     assert "CSRF" in response.get_json()["detail"]
-    assert _experiments(forms_app) == []
+    assert experiment_ids(forms_app) == []
 
 
 @pytest.mark.parametrize(
@@ -96,33 +74,33 @@ def test_cross_site_posts_are_403_even_with_a_valid_csrf_token(
     forms_app: Any, headers: dict[str, str]
 ) -> None:
     client = forms_app.test_client()
-    data = _gold_form(csrf_token=_csrf(client), submit_token=SUBMIT_TOKEN)
+    data = gold_form(csrf_token=csrf_of(client), submit_token=SUBMIT_TOKEN)
     response = client.post("/experiments/new", data=data, headers={**JSON, **headers})
     assert response.status_code == 403
-    assert _experiments(forms_app) == []
+    assert experiment_ids(forms_app) == []
 
 
 def test_missing_submit_token_is_401_and_a_wrong_one_403(forms_app: Any) -> None:
     client = forms_app.test_client()
-    token = _csrf(client)
-    missing = client.post("/experiments/new", data=_gold_form(csrf_token=token), headers=JSON)
+    token = csrf_of(client)
+    missing = client.post("/experiments/new", data=gold_form(csrf_token=token), headers=JSON)
     assert missing.status_code == 401
     assert missing.headers["WWW-Authenticate"].startswith("Bearer")
     wrong = client.post(
-        "/experiments/new", data=_gold_form(csrf_token=token, submit_token="nope"), headers=JSON
+        "/experiments/new", data=gold_form(csrf_token=token, submit_token="nope"), headers=JSON
     )
     assert wrong.status_code == 403
     bearer = client.post(
-        "/experiments/new", data=_gold_form(), headers={"Authorization": "Bearer nope", **JSON}
+        "/experiments/new", data=gold_form(), headers={"Authorization": "Bearer nope", **JSON}
     )
     assert bearer.status_code == 403
-    assert _experiments(forms_app) == []
+    assert experiment_ids(forms_app) == []
 
 
 def test_browser_shows_the_form_again_with_the_error(forms_app: Any) -> None:
     client = forms_app.test_client()
     response = client.post(
-        "/experiments/new", data=_gold_form(csrf_token=_csrf(client)), headers=HTML
+        "/experiments/new", data=gold_form(csrf_token=csrf_of(client)), headers=HTML
     )
     assert response.status_code == 401 and response.mimetype == "text/html"
     html = response.get_data(as_text=True)
@@ -135,12 +113,12 @@ def test_browser_shows_the_form_again_with_the_error(forms_app: Any) -> None:
 def test_bearer_submission_starts_a_background_run_and_returns_the_token(forms_app: Any) -> None:
     client = forms_app.test_client()
     before = forms_app.extensions["services"].generation
-    response = client.post("/experiments/new", data=_gold_form(publish="1"), headers=BEARER)
+    response = client.post("/experiments/new", data=gold_form(publish="1"), headers=BEARER)
     assert response.status_code == 201, response.data
     body = response.get_json()
     assert response.headers["Location"] == body["page"] == f"/experiment/{body['id']}"
     assert body["iri"] == f"{PAGES_BASE}/experiment/{body['id']}" and len(body["token"]) >= 32
-    _wait(forms_app, body["id"])
+    wait_for(forms_app, body["id"])
     assert forms_app.extensions["services"].generation > before  # notify_write ran
     page = client.get(body["page"], headers=HTML).get_data(as_text=True)
     (table,) = html_tables(page, "results")
@@ -153,7 +131,7 @@ def test_browser_submission_shows_the_token_once_and_remembers_session_and_token
     client = forms_app.test_client()
     response = client.post(
         "/experiments/new",
-        data=_gold_form(csrf_token=_csrf(client), submit_token=SUBMIT_TOKEN),
+        data=gold_form(csrf_token=csrf_of(client), submit_token=SUBMIT_TOKEN),
         headers=HTML,
     )
     assert response.status_code == 201 and response.headers["Cache-Control"] == "no-store"
@@ -162,7 +140,7 @@ def test_browser_submission_shows_the_token_once_and_remembers_session_and_token
     assert found is not None
     token = found.group(1)
     experiment_id = response.headers["Location"].rsplit("/", 1)[-1]
-    _wait(forms_app, experiment_id)
+    wait_for(forms_app, experiment_id)
     # The token cookie opens the private experiment in this browser only.
     assert client.get(f"/experiment/{experiment_id}", headers=HTML).status_code == 200
     other = forms_app.test_client()
@@ -172,16 +150,18 @@ def test_browser_submission_shows_the_token_once_and_remembers_session_and_token
     # The session remembers the submit token: the next form needs no token field.
     form = client.get("/experiments/new", headers=HTML).get_data(as_text=True)
     assert 'name="submit_token"' not in form
-    again = client.post("/experiments/new", data=_gold_form(csrf_token=_csrf(client)), headers=JSON)
+    again = client.post(
+        "/experiments/new", data=gold_form(csrf_token=csrf_of(client)), headers=JSON
+    )
     assert again.status_code == 201
-    _wait(forms_app, again.get_json()["id"])
+    wait_for(forms_app, again.get_json()["id"])
 
 
 def test_answers_file_upload_runs_it_against_its_dataset(forms_app: Any) -> None:
     client = forms_app.test_client()
     data = {
         "dataset": f"{EXAMPLE_DATASET}@1",
-        "answers_file_1": _answers((EXAMPLES / "example-answers.json").read_bytes(), "mine.json"),
+        "answers_file_1": upload((EXAMPLES / "example-answers.json").read_bytes(), "mine.json"),
         "answers_name_1": "my-system",
         "profile": "gerbil",
         "origin": "upload",
@@ -191,7 +171,7 @@ def test_answers_file_upload_runs_it_against_its_dataset(forms_app: Any) -> None
     )
     assert response.status_code == 201, response.data
     experiment_id = response.get_json()["id"]
-    _wait(forms_app, experiment_id)
+    wait_for(forms_app, experiment_id)
     summary = forms_app.extensions[RUNNER_KEY].summary(experiment_id)
     (task,) = summary.tasks
     assert (task.plan.system, task.plan.profile, task.status.value) == (
@@ -228,7 +208,7 @@ def test_bad_answers_files_are_refused_before_anything_runs(
     forms_app: Any, content: bytes, expected: str, position: tuple[int, int] | None
 ) -> None:
     client = forms_app.test_client()
-    data = {"dataset": f"{EXAMPLE_DATASET}@1", "answers_file_1": _answers(content)}
+    data = {"dataset": f"{EXAMPLE_DATASET}@1", "answers_file_1": upload(content)}
     response = client.post(
         "/experiments/new", data=data, headers=BEARER, content_type="multipart/form-data"
     )
@@ -237,7 +217,7 @@ def test_bad_answers_files_are_refused_before_anything_runs(
     assert expected in problem["detail"]
     if position is not None:
         assert (problem["line"], problem["column"]) == position
-    assert _experiments(forms_app) == []
+    assert experiment_ids(forms_app) == []
     uploads = forms_app.extensions["services"].config.data_dir / "uploads"
     assert not any(p.is_file() for p in uploads.rglob("*"))  # refused files are not kept
 
@@ -245,10 +225,10 @@ def test_bad_answers_files_are_refused_before_anything_runs(
 def test_malformed_answers_file_position_is_shown_on_the_page(forms_app: Any) -> None:
     client = forms_app.test_client()
     data = {
-        "csrf_token": _csrf(client),
+        "csrf_token": csrf_of(client),
         "submit_token": SUBMIT_TOKEN,
         "dataset": f"{EXAMPLE_DATASET}@1",
-        "answers_file_1": _answers(b'{"questions": ['),
+        "answers_file_1": upload(b'{"questions": ['),
     }
     response = client.post(
         "/experiments/new", data=data, headers=HTML, content_type="multipart/form-data"
@@ -279,13 +259,13 @@ def test_bad_fields_are_refused_with_a_clear_problem(
     response = forms_app.test_client().post("/experiments/new", data=form, headers=BEARER)
     assert response.status_code == 400
     assert expected in response.get_json()["detail"]
-    assert _experiments(forms_app) == []
+    assert experiment_ids(forms_app) == []
 
 
 def test_an_oversized_upload_is_413(forms_app: Any) -> None:
     data = {
         "dataset": f"{EXAMPLE_DATASET}@1",
-        "answers_file_1": _answers(b" " * (MAX_UPLOAD + 1)),
+        "answers_file_1": upload(b" " * (MAX_UPLOAD + 1)),
     }
     response = forms_app.test_client().post(
         "/experiments/new", data=data, headers=BEARER, content_type="multipart/form-data"
@@ -293,125 +273,9 @@ def test_an_oversized_upload_is_413(forms_app: Any) -> None:
     assert response.status_code == 413 and response.mimetype == "application/problem+json"
     dataset = forms_app.test_client().post(
         "/upload/dataset",
-        data={"dataset_file": _answers(b" " * (MAX_UPLOAD + 1))},
+        data={"dataset_file": upload(b" " * (MAX_UPLOAD + 1))},
         headers=BEARER,
         content_type="multipart/form-data",
     )
     assert dataset.status_code == 413
-    assert _experiments(forms_app) == []
-
-
-# ---------------------------------------------------------------- dataset upload
-
-
-def test_dataset_upload_stores_a_new_version_and_refreshes_readers(forms_app: Any) -> None:
-    client = forms_app.test_client()
-    svc = forms_app.extensions["services"]
-    before = svc.generation
-    data = {
-        "csrf_token": _csrf(client, "/upload"),
-        "submit_token": SUBMIT_TOKEN,
-        "dataset_file": _answers((EXAMPLES / "example-questions.json").read_bytes(), "x.json"),
-        "name": "uploaded-example",
-        "title": "Uploaded",
-    }
-    response = client.post(
-        "/upload/dataset", data=data, headers=HTML, content_type="multipart/form-data"
-    )
-    assert response.status_code == 201
-    assert response.headers["Location"] == "/dataset/uploaded-example/v1"
-    (info,) = library.list_versions(svc.store, PAGES_BASE, "uploaded-example")
-    assert info.questions == 8 and info.title == "Uploaded"
-    assert svc.generation > before
-    assert client.get("/dataset/uploaded-example/v1", headers=HTML).status_code == 200
-    listing = client.get("/datasets", headers=HTML).get_data(as_text=True)
-    assert "uploaded-example" in listing
-
-
-@pytest.mark.parametrize(
-    ("content", "name", "expected", "line"),
-    [
-        (b'{"questions": [{"id": 1,}]}', "broken.json", "invalid JSON", 1),
-        (
-            b'<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY x "y">]>\n<dataset id="a"></dataset>',
-            "entities.xml",
-            "DOCTYPE",
-            None,
-        ),
-    ],
-    ids=["malformed-json", "xml-entities"],
-)
-def test_bad_dataset_files_are_refused_with_their_position(
-    forms_app: Any, content: bytes, name: str, expected: str, line: int | None
-) -> None:
-    svc = forms_app.extensions["services"]
-    before = len(library.list_versions(svc.store, PAGES_BASE))
-    response = forms_app.test_client().post(
-        "/upload/dataset",
-        data={"dataset_file": _answers(content, name)},
-        headers=BEARER,
-        content_type="multipart/form-data",
-    )
-    assert response.status_code == 400
-    problem = response.get_json()
-    assert expected in problem["detail"]
-    if line is not None:
-        assert problem["line"] == line and problem["column"] is not None
-    assert len(library.list_versions(svc.store, PAGES_BASE)) == before
-
-
-# ---------------------------------------------------------------- publishing
-
-
-def _start_private(forms_app: Any) -> tuple[Any, str, str]:
-    client = forms_app.test_client()
-    response = client.post(
-        "/experiments/new",
-        data=_gold_form(csrf_token=_csrf(client), submit_token=SUBMIT_TOKEN),
-        headers=JSON,
-    )
-    assert response.status_code == 201
-    body = response.get_json()
-    _wait(forms_app, body["id"])
-    return client, body["id"], body["token"]
-
-
-def test_the_owner_publishes_from_the_page(forms_app: Any) -> None:
-    client, experiment_id, _ = _start_private(forms_app)
-    page = client.get(f"/experiment/{experiment_id}", headers=HTML).get_data(as_text=True)
-    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert csrf is not None and f"/experiments/{experiment_id}/publish" in page
-    before = forms_app.extensions["services"].generation
-    response = client.post(
-        f"/experiments/{experiment_id}/publish", data={"csrf_token": csrf.group(1)}, headers=HTML
-    )
-    assert response.status_code == 303 and response.headers["Location"].endswith(experiment_id)
-    assert forms_app.extensions["services"].generation > before
-    anonymous = forms_app.test_client().get(f"/experiment/{experiment_id}", headers=HTML)
-    assert anonymous.status_code == 200
-    assert "not yet: private" not in anonymous.get_data(as_text=True)
-
-
-def test_publishing_needs_the_token_and_the_csrf_token(forms_app: Any) -> None:
-    owner, experiment_id, token = _start_private(forms_app)
-    stranger = forms_app.test_client()
-    csrf = _csrf(stranger)
-    denied = stranger.post(
-        f"/experiments/{experiment_id}/publish", data={"csrf_token": csrf}, headers=JSON
-    )
-    assert denied.status_code == 404  # a private experiment does not exist for strangers
-    wrong = stranger.post(
-        f"/experiments/{experiment_id}/publish",
-        data={"csrf_token": csrf, "token": "wrong"},
-        headers=JSON,
-    )
-    assert wrong.status_code == 404
-    forged = owner.post(f"/experiments/{experiment_id}/publish", headers=JSON)
-    assert forged.status_code == 403  # the owner's cookie alone is not enough
-    assert forms_app.test_client().get(f"/experiment/{experiment_id}").status_code == 404
-    done = stranger.post(
-        f"/experiments/{experiment_id}/publish",
-        data={"csrf_token": csrf, "token": token},
-        headers=JSON,
-    )
-    assert done.status_code == 200 and done.get_json()["published"] is True
+    assert experiment_ids(forms_app) == []

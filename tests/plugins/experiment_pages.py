@@ -14,7 +14,6 @@ import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -225,49 +224,3 @@ def forms_app(tmp_path: Path) -> Iterator[Any]:
     app = make_forms_app(tmp_path)
     yield app
     app.extensions["services"].close()
-
-
-class _Tables(HTMLParser):
-    """Collect the text of every cell of every table, with each cell's attributes."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tables: list[tuple[dict[str, str], list[list[tuple[str, dict[str, str]]]]]] = []
-        self._stack: list[list[list[tuple[str, dict[str, str]]]]] = []
-        self._cell: list[str] | None = None
-        self._attrs: dict[str, str] = {}
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = {k: v or "" for k, v in attrs}
-        if tag == "table":
-            rows: list[list[tuple[str, dict[str, str]]]] = []
-            self.tables.append((found, rows))
-            self._stack.append(rows)
-        elif tag == "tr" and self._stack:
-            self._stack[-1].append([])
-        elif tag in ("td", "th") and self._stack and self._stack[-1]:
-            self._cell, self._attrs = [], found
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._cell is not None and self._stack:
-            text = " ".join("".join(self._cell).split())
-            self._stack[-1][-1].append((text, self._attrs))
-            self._cell = None
-        elif tag == "table" and self._stack:
-            self._stack.pop()
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def html_tables(html: str, css_class: str) -> list[list[list[tuple[str, dict[str, str]]]]]:
-    """Return the tables whose class list holds ``css_class``: rows of (text, attributes)."""
-    parser = _Tables()
-    parser.feed(html)
-    return [rows for attrs, rows in parser.tables if css_class in attrs.get("class", "").split()]
-
-
-def cell_texts(row: list[tuple[str, dict[str, str]]]) -> list[str]:
-    """Return the texts of a row's cells."""
-    return [text for text, _ in row]

@@ -1,0 +1,142 @@
+"""Dataset uploads and publishing (``server/submit.py``) through the Flask client: a stored
+version and a refreshed store generation, parse errors with their positions, XML entities
+refused; the owner publishes with the access token and the CSRF token, nobody else can.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from evaluators import library
+from tests.plugins.experiment_pages import (
+    EXAMPLES,
+    PAGES_BASE,
+    SUBMIT_TOKEN,
+)
+from tests.plugins.page_helpers import (
+    BEARER,
+    HTML,
+    JSON,
+    csrf_of,
+    gold_form,
+    upload,
+    wait_for,
+)
+
+# ---------------------------------------------------------------- dataset upload
+
+
+def test_dataset_upload_stores_a_new_version_and_refreshes_readers(forms_app: Any) -> None:
+    client = forms_app.test_client()
+    svc = forms_app.extensions["services"]
+    before = svc.generation
+    data = {
+        "csrf_token": csrf_of(client, "/upload"),
+        "submit_token": SUBMIT_TOKEN,
+        "dataset_file": upload((EXAMPLES / "example-questions.json").read_bytes(), "x.json"),
+        "name": "uploaded-example",
+        "title": "Uploaded",
+    }
+    response = client.post(
+        "/upload/dataset", data=data, headers=HTML, content_type="multipart/form-data"
+    )
+    assert response.status_code == 201
+    assert response.headers["Location"] == "/dataset/uploaded-example/v1"
+    (info,) = library.list_versions(svc.store, PAGES_BASE, "uploaded-example")
+    assert info.questions == 8 and info.title == "Uploaded"
+    assert svc.generation > before
+    assert client.get("/dataset/uploaded-example/v1", headers=HTML).status_code == 200
+    listing = client.get("/datasets", headers=HTML).get_data(as_text=True)
+    assert "uploaded-example" in listing
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "expected", "line"),
+    [
+        (b'{"questions": [{"id": 1,}]}', "broken.json", "invalid JSON", 1),
+        (
+            b'<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY x "y">]>\n<dataset id="a"></dataset>',
+            "entities.xml",
+            "DOCTYPE",
+            None,
+        ),
+    ],
+    ids=["malformed-json", "xml-entities"],
+)
+def test_bad_dataset_files_are_refused_with_their_position(
+    forms_app: Any, content: bytes, name: str, expected: str, line: int | None
+) -> None:
+    svc = forms_app.extensions["services"]
+    before = len(library.list_versions(svc.store, PAGES_BASE))
+    response = forms_app.test_client().post(
+        "/upload/dataset",
+        data={"dataset_file": upload(content, name)},
+        headers=BEARER,
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 400
+    problem = response.get_json()
+    assert expected in problem["detail"]
+    if line is not None:
+        assert problem["line"] == line and problem["column"] is not None
+    assert len(library.list_versions(svc.store, PAGES_BASE)) == before
+
+
+# ---------------------------------------------------------------- publishing
+
+
+def _start_private(forms_app: Any) -> tuple[Any, str, str]:
+    client = forms_app.test_client()
+    response = client.post(
+        "/experiments/new",
+        data=gold_form(csrf_token=csrf_of(client), submit_token=SUBMIT_TOKEN),
+        headers=JSON,
+    )
+    assert response.status_code == 201
+    body = response.get_json()
+    wait_for(forms_app, body["id"])
+    return client, body["id"], body["token"]
+
+
+def test_the_owner_publishes_from_the_page(forms_app: Any) -> None:
+    client, experiment_id, _ = _start_private(forms_app)
+    page = client.get(f"/experiment/{experiment_id}", headers=HTML).get_data(as_text=True)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert csrf is not None and f"/experiments/{experiment_id}/publish" in page
+    before = forms_app.extensions["services"].generation
+    response = client.post(
+        f"/experiments/{experiment_id}/publish", data={"csrf_token": csrf.group(1)}, headers=HTML
+    )
+    assert response.status_code == 303 and response.headers["Location"].endswith(experiment_id)
+    assert forms_app.extensions["services"].generation > before
+    anonymous = forms_app.test_client().get(f"/experiment/{experiment_id}", headers=HTML)
+    assert anonymous.status_code == 200
+    assert "not yet: private" not in anonymous.get_data(as_text=True)
+
+
+def test_publishing_needs_the_token_and_the_csrf_token(forms_app: Any) -> None:
+    owner, experiment_id, token = _start_private(forms_app)
+    stranger = forms_app.test_client()
+    csrf = csrf_of(stranger)
+    denied = stranger.post(
+        f"/experiments/{experiment_id}/publish", data={"csrf_token": csrf}, headers=JSON
+    )
+    assert denied.status_code == 404  # a private experiment does not exist for strangers
+    wrong = stranger.post(
+        f"/experiments/{experiment_id}/publish",
+        data={"csrf_token": csrf, "token": "wrong"},
+        headers=JSON,
+    )
+    assert wrong.status_code == 404
+    forged = owner.post(f"/experiments/{experiment_id}/publish", headers=JSON)
+    assert forged.status_code == 403  # the owner's cookie alone is not enough
+    assert forms_app.test_client().get(f"/experiment/{experiment_id}").status_code == 404
+    done = stranger.post(
+        f"/experiments/{experiment_id}/publish",
+        data={"csrf_token": csrf, "token": token},
+        headers=JSON,
+    )
+    assert done.status_code == 200 and done.get_json()["published"] is True
