@@ -10,7 +10,7 @@ BioASQ types go into a second table whose columns are the measures those types r
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from evaluators.experiment_read import TaskSummary
 from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue
@@ -79,11 +79,11 @@ class Footnote:
     reason: str
 
 
-@dataclass
 class Footnotes:
-    """Collects the reasons of undefined values on one page."""
+    """Collects the reasons of undefined values while one page is rendered (not a value)."""
 
-    numbers: dict[str, int] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
 
     def number(self, reason: str) -> int:
         """Return the footnote number of ``reason`` (a new one the first time)."""
