@@ -153,8 +153,10 @@ class Services:
         return Visibility(visible, frozenset(g.value for g in visible), opened, private)
 
     def close(self) -> None:
-        """Run the closers, stop the query workers and release the store."""
-        for closer in self.closers:
+        """Run the closers (last registered first), stop the query workers, release the store."""
+        # Reverse order, like a context stack: the experiment runner, registered last, stops
+        # its runs before the RAG service they may use is closed.
+        for closer in reversed(self.closers):
             closer()
         self.pool.close()
         self.store.close()
