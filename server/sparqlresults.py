@@ -63,7 +63,14 @@ def _json(variables: Sequence[str], rows: Sequence[Row], link: str | None) -> by
 def _text(value: str) -> str:
     # XML parsers turn a raw CR into LF (XML 1.0, section 2.11) and some drop whitespace-only
     # text; character references keep every whitespace character as it was.
-    return escape(value, {"\r": "&#13;", "\n": "&#10;", "\t": "&#9;"})
+    escaped = escape(value, {"\r": "&#13;", "\n": "&#10;", "\t": "&#9;"})
+    # Readers may also trim leading and trailing spaces (pyoxigraph's does); references keep them.
+    core = escaped.strip(" ")
+    if core == escaped:
+        return escaped
+    lead = len(escaped) - len(escaped.lstrip(" "))
+    trail = len(escaped) - len(escaped.rstrip(" ")) if core else 0
+    return "&#32;" * lead + core + "&#32;" * trail
 
 
 def _xml_term(term: Value) -> str:
