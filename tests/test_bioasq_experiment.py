@@ -27,16 +27,25 @@ def test_phase_a_and_b_response_is_scored_stored_and_shown(
     bioasq_gold: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[server]\nbase_iri = "http://bioasq.test"\ndemo = false\n'
-                   '[store]\ndata_dir = "data"\n')
+    cfg.write_text(
+        '[server]\nbase_iri = "http://bioasq.test"\ndemo = false\n[store]\ndata_dir = "data"\n'
+    )
     cli = ["--config", str(cfg)]
     assert main([*cli, "index", "build", str(bioasq_gold), "--format", "bioasq-snippets"]) == 0
     response = tmp_path / "response.json"
-    assert main([*cli, "answer", "--dataset", str(bioasq_gold), "--builtin", "rag",
-                 "-o", str(response)]) == 0
+    assert (
+        main(
+            [*cli, "answer", "--dataset", str(bioasq_gold), "--builtin", "rag", "-o", str(response)]
+        )
+        == 0
+    )
     capsys.readouterr()
-    assert main([*cli, "evaluate", "--dataset", str(bioasq_gold), "--answers", str(response),
-                 "--json"]) == 0
+    assert (
+        main(
+            [*cli, "evaluate", "--dataset", str(bioasq_gold), "--answers", str(response), "--json"]
+        )
+        == 0
+    )
     scored = json.loads(capsys.readouterr().out)["results"]
     # the RAG system finds the gold documents and their snippets (offsets line up with gold)
     assert scored["documents"]["mean_recall"] > 0.3
@@ -44,10 +53,24 @@ def test_phase_a_and_b_response_is_scored_stored_and_shown(
     assert scored["yesno"]["questions"] > 0 and scored["ideal"]["rouge2_recall"] > 0
 
     assert main([*cli, "datasets", "load", str(bioasq_gold), "--name", "bioasq-40"]) == 0
-    assert main([*cli, "experiment", "run", "--dataset", "bioasq-40", "--answers",
-                 f"rag-file={response}", "--publish", "--json"]) == 0
+    assert (
+        main(
+            [
+                *cli,
+                "experiment",
+                "run",
+                "--dataset",
+                "bioasq-40",
+                "--answers",
+                f"rag-file={response}",
+                "--publish",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
-    experiment = json.loads(out[out.index("{"):])
+    experiment = json.loads(out[out.index("{") :])
     (task,) = experiment["tasks"]
     assert (task["profile"], task["state"], task["errors"]) == ("bioasq", "finished", 0)
     # the stored scores are the ones `qabench evaluate` printed for the same file
@@ -61,8 +84,9 @@ def test_phase_a_and_b_response_is_scored_stored_and_shown(
 
     app = create_app(load_config(cfg))
     try:
-        page = app.test_client().get(f"/experiment/{experiment['id']}",
-                                     headers={"Accept": "text/html"})
+        page = app.test_client().get(
+            f"/experiment/{experiment['id']}", headers={"Accept": "text/html"}
+        )
         assert page.status_code == 200
         assert b"rag-file" in page.data
         assert b"documents" in page.data and b"snippets" in page.data

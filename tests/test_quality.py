@@ -24,6 +24,11 @@ def test_ruff_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_format_is_clean() -> None:
+    result = _run(str(BIN / "ruff"), "format", "--check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_mypy_strict_is_clean() -> None:
     result = _run(str(BIN / "mypy"), "server", "vocab", "store", "evaluators", "rag")
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]

@@ -235,7 +235,10 @@ def test_a_running_server_is_named_when_it_holds_the_store(tmp_path: Path) -> No
     cfg.write_text("[server]\nport = 0\ndemo = false\n")
     server = subprocess.Popen(
         [sys.executable, "-m", "server", "--config", str(cfg), "serve", "--port", "0"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
@@ -244,7 +247,11 @@ def test_a_running_server_is_named_when_it_holds_the_store(tmp_path: Path) -> No
             time.sleep(0.2)
         result = subprocess.run(
             [sys.executable, "-m", "server", "datasets", "load", str(EXAMPLE)],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert result.returncode == 2
         assert f"pid {server.pid}" in result.stderr
