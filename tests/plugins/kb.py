@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -57,14 +58,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def oxigraph_endpoint(
-    kb_files: list[Path], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """Yield the SPARQL query URL of a real ``oxigraph serve`` holding ``kb_files``."""
+@contextmanager
+def serving_oxigraph(files: list[Path], location: Path) -> Iterator[str]:
+    """Load ``files`` into a new Oxigraph directory, serve it on loopback, yield the query URL."""
     exe = str(Path(sys.executable).with_name("oxigraph"))
-    location = tmp_path_factory.mktemp("oxigraph")
-    for f in kb_files:
+    for f in files:
         subprocess.run(
             [exe, "load", "--location", str(location), "--file", str(f)],
             check=True,
@@ -93,3 +91,12 @@ def oxigraph_endpoint(
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def oxigraph_endpoint(
+    kb_files: list[Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """Yield the SPARQL query URL of a real ``oxigraph serve`` holding ``kb_files``."""
+    with serving_oxigraph(kb_files, tmp_path_factory.mktemp("oxigraph")) as url:
+        yield url
