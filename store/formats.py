@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
 
-from pyoxigraph import QueryResultsFormat, RdfFormat
+from pyoxigraph import Quad, QueryResultsFormat, RdfFormat, serialize
 
 from store.errors import UnsupportedFormatError
 
@@ -79,3 +82,13 @@ def results_format(media_type: str) -> QueryResultsFormat:
         raise UnsupportedFormatError(
             f"Unsupported SPARQL results format {media_type!r}; supported: {known}"
         ) from None
+
+
+def write_quads(quads: Sequence[Quad], output: IO[bytes] | Path, rdf_format: RdfFormat) -> int:
+    """Serialise ``quads`` to a file path or binary stream and return how many were written."""
+    if isinstance(output, Path):
+        with output.open("wb") as fh:
+            serialize(quads, fh, rdf_format)
+    else:
+        serialize(quads, output, rdf_format)
+    return len(quads)

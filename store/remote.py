@@ -34,6 +34,7 @@ from pyoxigraph import (
 )
 
 from store.errors import QuerySyntaxError, RdfSyntaxError, RemoteStoreError, StoreError
+from store.formats import write_quads
 from store.protocol import GraphName, Term
 from store.triplestore import QueryResult, _position, _quad_text
 
@@ -286,13 +287,7 @@ class RemoteStore:
         graphs: Iterable[NamedNode] | None = None,
     ) -> int:
         """Write the named graphs (or only ``graphs``) and return the number of quads."""
-        quads = self.snapshot(graphs)
-        if isinstance(output, Path):
-            with output.open("wb") as fh:
-                serialize(quads, fh, rdf_format)
-        else:
-            serialize(quads, output, rdf_format)
-        return len(quads)
+        return write_quads(self.snapshot(graphs), output, rdf_format)
 
     def close(self) -> None:
         """Close the HTTP client."""

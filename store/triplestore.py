@@ -29,10 +29,10 @@ from pyoxigraph import (
     Store,
     Triple,
     Variable,
-    serialize,
 )
 
 from store.errors import QuerySyntaxError, RdfSyntaxError, StoreError, StoreLockedError
+from store.formats import write_quads
 
 Term = NamedNode | BlankNode | Literal
 GraphName = NamedNode | DefaultGraph
@@ -280,14 +280,7 @@ class TripleStore:
         graphs: Iterable[NamedNode] | None = None,
     ) -> int:
         """Write the store (or only ``graphs``) and return the number of quads written."""
-        quads = self.snapshot(graphs)
-
-        if isinstance(output, Path):
-            with output.open("wb") as fh:
-                serialize(quads, fh, rdf_format)
-        else:
-            serialize(quads, output, rdf_format)
-        return len(quads)
+        return write_quads(self.snapshot(graphs), output, rdf_format)
 
     def snapshot(self, graphs: Iterable[NamedNode] | None = None) -> list[Quad]:
         """Return the store's quads (optionally only ``graphs``) in a canonical order."""
