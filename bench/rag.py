@@ -1,15 +1,15 @@
 """RAG answering benchmark: per-stage latency and BioASQ scores of the generators on 20 questions.
 
 Corpus: the BioASQ 2013 training questions name their documents only as PMIDs, so the corpus is
-made of their gold snippets: per PMID, the snippets from the title become the title and the
-others (in offset order, de-duplicated) the abstract. That favours every system equally and
-makes retrieval easier than real PubMed; it measures the pipeline, not PubMed search.
+made of their gold snippets (``rag.bioasq_corpus``): per PMID, each title and abstract snippet
+is placed at its gold offset. That favours every system equally and makes retrieval easier than
+real PubMed; it measures the pipeline, not PubMed search.
 Questions: the first five questions of each type (yesno, factoid, list, summary) by id, 20 in
 all; each is asked with its BioASQ type. For every generator the benchmark reports p50/p95 per
 stage and end to end, and scores a BioASQ response file built from the runs with
 ``evaluators.bioasq.evaluate_bioasq`` (phase A: documents, snippets; phase B: exact and ideal
-answers). Snippet offsets refer to the synthetic abstracts, so the snippet measures are only
-indicative. Response files are written to ``--out``.
+answers). Snippet offsets line up with the gold offsets, so the official overlap measures apply.
+Response files are written to ``--out``.
 
 Run:  .venv/bin/python bench/rag.py [--data ../shared/data] [--generators extractive,transformers-local]
           [--questions 20] [--index-dir DIR] [--out DIR] [--json]
@@ -39,7 +39,7 @@ import numpy as np
 from evaluators.bioasq import evaluate_bioasq
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset
-from rag.article import Article
+from rag.bioasq_corpus import read_bioasq_snippets
 from rag.errors import IndexMissingError
 from rag.generate import (
     EXTRACTIVE,
@@ -68,25 +68,6 @@ REPORTED = {
     "list": ("mean_precision", "mean_recall", "mean_f1"),
     "ideal": ("rouge2_recall", "rouge2_f1", "rougesu4_recall", "rougesu4_f1"),
 }
-
-
-def corpus(questions: list[dict[str, Any]]) -> list[Article]:
-    """Return one article per snippet PMID, built from the gold snippets of every question."""
-    parts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
-    for question in questions:
-        for snippet in question.get("snippets", []):
-            pmid = snippet["document"].rstrip("/").rsplit("/", 1)[-1]
-            section = "title" if snippet.get("beginSection") == "title" else "abstract"
-            text = " ".join(snippet["text"].split())
-            parts[pmid][section].setdefault(text, int(snippet.get("offsetInBeginSection", 0)))
-    articles = []
-    for pmid, sections in sorted(parts.items()):
-        joined = {
-            name: " ".join(t for t, _ in sorted(texts.items(), key=lambda kv: kv[1]))
-            for name, texts in sections.items()
-        }
-        articles.append(Article(pmid, joined.get("title", ""), joined.get("abstract", "")))
-    return articles
 
 
 def selection(questions: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
@@ -135,7 +116,9 @@ def score(
     gold_all: Dataset, questions: list[dict[str, Any]], runs: list[RagRun], out: Path, name: str
 ) -> dict[str, dict[str, float | None]]:
     response = {
-        "questions": [bioasq_question(r, q["id"]) for q, r in zip(questions, runs, strict=True)]
+        "questions": [
+            numbered(bioasq_question(r, q["id"])) for q, r in zip(questions, runs, strict=True)
+        ]
     }
     path = out / f"rag-{name}-response.json"
     path.write_text(json.dumps(response, indent=1, ensure_ascii=False), "utf-8")
@@ -150,6 +133,14 @@ def score(
                 k: values.get(k) for k in REPORTED[part.experiment_type]
             }
     return scores
+
+
+def numbered(question: dict[str, Any]) -> dict[str, Any]:
+    """Name abstract snippets ``sections.0`` as the 2013 gold file does (official matching)."""
+    for snippet in question.get("snippets", []):
+        if snippet.get("beginSection") == "abstract":
+            snippet["beginSection"] = snippet["endSection"] = "sections.0"
+    return question
 
 
 def warning_counts(runs: list[RagRun]) -> dict[str, int]:
@@ -205,7 +196,7 @@ def main() -> None:
     questions = selection(everything, args.questions)
     temp = Path(tempfile.mkdtemp(prefix="qabench-rag-bench-"))
     index_dir = args.index_dir or temp / "index"
-    articles = corpus(everything)
+    articles = list(read_bioasq_snippets(args.data / TRAINING))
     try:
         open_index(index_dir).close()
     except IndexMissingError:
