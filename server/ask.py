@@ -77,6 +77,10 @@ class AskForm:
     generator: str | None = None
 
 
+# a prefilled question is only shown, never run, so a long one is simply cut
+MAX_PREFILL = 2000
+
+
 def _form() -> AskForm:
     form = request.form
     generator = form.get("generator") or None
@@ -144,8 +148,8 @@ def _wants_json() -> bool:
 
 @bp.get("/ask")
 def ask_page() -> str:
-    """The empty ask page."""
-    return _page(AskForm(""))
+    """The ask page; ``?question=`` fills in the question box (links from other pages)."""
+    return _page(AskForm(request.args.get("question", "")[:MAX_PREFILL]))
 
 
 @bp.post("/ask")

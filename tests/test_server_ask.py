@@ -307,3 +307,10 @@ def test_job_with_an_unconfigured_endpoint_fails_with_service_unavailable(
     body = wait_job(rag_client, started.get_json()["progress"])
     assert body["state"] == "failed" and body["problem"]["status"] == 503
     assert "rag.openai_base_url" in body["problem"]["detail"]
+
+
+def test_question_in_the_address_fills_the_box_without_running_it(client) -> None:  # type: ignore[no-untyped-def]
+    page = client.get("/ask?question=Does+aspirin+<b>help</b>%3F", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    assert b"Does aspirin &lt;b&gt;help&lt;/b&gt;?" in page.data
+    assert b"Answer with citations" not in page.data
