@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.errors import AnswerFileError
+from evaluators.errors import AnswerFileError, UnknownSystemError
 from evaluators.experiment_model import SoftwareRelease, SystemDescription
 from evaluators.experiment_plan import PlannedExperiment, SystemRequest, read_answers
 from evaluators.experiment_read import answers_path, system_descriptions
@@ -24,7 +24,6 @@ from evaluators.systems import (
     RequestGate,
     SystemKind,
     SystemRegistry,
-    UnknownSystemError,
     parse_answer_file,
 )
 from evaluators.webservice import RequestPolicy, WebServiceSystem

@@ -20,6 +20,7 @@ from evaluators.errors import (
     EvaluationError,
     UnknownDatasetError,
     UnknownSubExperimentError,
+    UnknownSystemError,
 )
 from evaluators.experiment_model import SystemDescription, TaskPlan
 from evaluators.library import VersionInfo
@@ -29,7 +30,6 @@ from evaluators.systems import (
     AnswerFileSystem,
     SystemKind,
     SystemRegistry,
-    UnknownSystemError,
     answer_file_system,
     check_service_url,
     public_url,

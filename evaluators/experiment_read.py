@@ -13,7 +13,7 @@ from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.errors import EvaluationError
+from evaluators.errors import UnknownExperimentError
 from evaluators.experiment_model import SystemDescription, TaskPlan, TaskStatus
 from evaluators.experiment_rdf import PROFILE_TERMS, STATUS_TERMS, system_configuration_iri
 from evaluators.experiment_results import stored_results
@@ -25,10 +25,6 @@ from vocab.project import QAB
 
 _STATUS_BY_TERM = {term.value: status for status, term in STATUS_TERMS.items()}
 _PROFILE_BY_TERM = {term.value: name for name, term in PROFILE_TERMS.items()}
-
-
-class UnknownExperimentError(EvaluationError):
-    """No experiment with that id."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from evaluators.bioasq import PROFILE as BIOASQ_PROFILE
 from evaluators.bioasq import evaluate_bioasq
+from evaluators.errors import SystemCallError
 from evaluators.experiment_model import (
     CODE_FINISHED,
     CODE_INTERRUPTED,
@@ -30,7 +31,7 @@ from evaluators.markings import Markings
 from evaluators.model import Dataset, Question, SourceFormat
 from evaluators.results import EvaluationResult, MeasureValue
 from evaluators.scoring import evaluate
-from evaluators.systems import QASystem, RequestGate, SystemCallError
+from evaluators.systems import QASystem, RequestGate
 
 log = logging.getLogger(__name__)
 

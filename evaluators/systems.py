@@ -20,7 +20,12 @@ from enum import StrEnum
 from typing import Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from evaluators.errors import AnswerFileError, DatasetFormatError, EvaluationError
+from evaluators.errors import (
+    AnswerFileError,
+    AnswerFileMismatchError,
+    DatasetFormatError,
+    UnknownSystemError,
+)
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset, Question, SourceFormat
 
@@ -52,47 +57,6 @@ class QASystem(Protocol):
     def answer(self, question: Question, language: str) -> Question:
         """Return the system's answer to ``question`` asked in ``language``."""
         ...
-
-
-class SystemCallError(EvaluationError):
-    """One call to a system failed; the question counts as an error, scored as no answer.
-
-    ``kind`` is a short stable label: ``timeout``, ``too-slow``, ``http-status``,
-    ``connection``, ``too-large``, ``invalid-response``.
-    """
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-class UnknownSystemError(EvaluationError):
-    """A built-in system name that is not registered, or an unusable system description."""
-
-
-class AnswerFileMismatchError(AnswerFileError):
-    """An answers file whose ids do not fit the dataset; lists the offending ids."""
-
-    def __init__(
-        self, source: str, unknown_ids: tuple[str, ...], duplicate_ids: tuple[str, ...]
-    ) -> None:
-        parts = []
-        if unknown_ids:
-            parts.append(f"{len(unknown_ids)} id(s) not in the dataset: {_id_list(unknown_ids)}")
-        if duplicate_ids:
-            parts.append(f"{len(duplicate_ids)} duplicated id(s): {_id_list(duplicate_ids)}")
-        super().__init__(
-            f"Answers file {source}: {'; '.join(parts)}. Check that the file was written for "
-            "this dataset and that every question id appears once."
-        )
-        self.source = source
-        self.unknown_ids = unknown_ids
-        self.duplicate_ids = duplicate_ids
-
-
-def _id_list(ids: tuple[str, ...], limit: int = 20) -> str:
-    shown = ", ".join(repr(i) for i in ids[:limit])
-    return shown + (f", … ({len(ids) - limit} more)" if len(ids) > limit else "")
 
 
 def public_url(url: str) -> str:

@@ -20,10 +20,10 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from evaluators.errors import DatasetFormatError
+from evaluators.errors import DatasetFormatError, SystemCallError
 from evaluators.formats import parse_system_response
 from evaluators.model import Question
-from evaluators.systems import SystemCallError, check_service_url, public_url
+from evaluators.systems import check_service_url, public_url
 
 _RETRY_STATUS = (429, 503)
 # Wait this long before retrying a refused connection (multiplied by the attempt number).

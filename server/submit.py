@@ -29,10 +29,10 @@ from evaluators.errors import (
     DatasetTooLargeError,
     EvaluationError,
     UnknownDatasetError,
+    UnknownExperimentError,
     UnknownSubExperimentError,
 )
 from evaluators.experiment_rdf import PROFILE_TERMS
-from evaluators.experiment_read import UnknownExperimentError
 from server import forms
 from server.access import COOKIE, MAX_COOKIE_TOKENS, request_tokens
 from server.experiment_form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form

@@ -14,20 +14,20 @@ import pytest
 from pyoxigraph import RdfFormat
 
 from evaluators import library
-from evaluators.errors import KnowledgeBaseError, UnknownDatasetError, UnknownSubExperimentError
+from evaluators.errors import (
+    AnswerFileMismatchError,
+    KnowledgeBaseError,
+    UnknownDatasetError,
+    UnknownExperimentError,
+    UnknownSubExperimentError,
+    UnknownSystemError,
+)
 from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_plan import new_experiment_id
-from evaluators.experiment_read import (
-    UnknownExperimentError,
-    list_experiments,
-)
+from evaluators.experiment_read import list_experiments
 from evaluators.knowledge import load_kb
-from evaluators.systems import (
-    AnswerFileMismatchError,
-    SystemKind,
-    UnknownSystemError,
-)
+from evaluators.systems import SystemKind
 from store import graphs
 from store.visibility import private_experiment_ids
 from tests.plugins.qa_stub import ok

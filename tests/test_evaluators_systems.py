@@ -16,16 +16,18 @@ from urllib.parse import parse_qs
 import pytest
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.errors import AnswerFileError
+from evaluators.errors import (
+    AnswerFileError,
+    AnswerFileMismatchError,
+    SystemCallError,
+    UnknownSystemError,
+)
 from evaluators.formats import parse_file
 from evaluators.model import AnswerSet, Dataset, Question, QuestionText, SourceFormat
 from evaluators.systems import (
-    AnswerFileMismatchError,
     GoldSystem,
     RequestGate,
-    SystemCallError,
     SystemRegistry,
-    UnknownSystemError,
     answer_file_system,
     builtin_registry,
     check_service_url,
