@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rag.citations import AnswerSentence, CitedAnswer, check_citations
 from rag.errors import GeneratorError
 from rag.exact import ExactAnswer, extractive_exact, parse_exact
-from rag.generate import Generator
+from rag.generate import ChatMessage, Generator
 from rag.prompts import SnippetLine, answer_messages, exact_messages, json_value
 from rag.snippets import Snippet
 
@@ -127,6 +127,22 @@ def _stream(on_text: PartCallback | None, part: str) -> Callable[[str], None] | 
     return lambda text: on_text(part, text)
 
 
+def _model_reply(
+    generator: Generator,
+    messages: list[ChatMessage],
+    max_tokens: int,
+    on_text: Callable[[str], None] | None,
+    label: str,
+    warnings: list[str],
+) -> str | None:
+    """Ask the model for one answer part; on failure note why and return ``None``."""
+    try:
+        return generator.chat(messages, max_tokens=max_tokens, on_text=on_text)
+    except GeneratorError as exc:
+        warnings.append(f"{label}: the model did not answer ({exc}); showing the extractive one")
+        return None
+
+
 def _model_short(
     question: str,
     shown: list[SnippetLine],
@@ -134,18 +150,15 @@ def _model_short(
     on_text: PartCallback | None,
     warnings: list[str],
 ) -> str | None:
-    try:
-        reply = generator.chat(
-            answer_messages(question, shown, cited=False),
-            max_tokens=SHORT_TOKENS,
-            on_text=_stream(on_text, "short"),
-        )
-    except GeneratorError as exc:
-        warnings.append(
-            f"short answer: the model did not answer ({exc}); showing the extractive one"
-        )
-        return None
-    return _words(reply, SHORT_WORDS)
+    reply = _model_reply(
+        generator,
+        answer_messages(question, shown, cited=False),
+        SHORT_TOKENS,
+        _stream(on_text, "short"),
+        "short answer",
+        warnings,
+    )
+    return None if reply is None else _words(reply, SHORT_WORDS)
 
 
 def _model_cited(
@@ -155,16 +168,15 @@ def _model_cited(
     on_text: PartCallback | None,
     warnings: list[str],
 ) -> CitedAnswer | None:
-    try:
-        reply = generator.chat(
-            answer_messages(question, shown, cited=True),
-            max_tokens=CITED_TOKENS,
-            on_text=_stream(on_text, "cited"),
-        )
-    except GeneratorError as exc:
-        warnings.append(
-            f"cited answer: the model did not answer ({exc}); showing the extractive one"
-        )
+    reply = _model_reply(
+        generator,
+        answer_messages(question, shown, cited=True),
+        CITED_TOKENS,
+        _stream(on_text, "cited"),
+        "cited answer",
+        warnings,
+    )
+    if reply is None:
         return None
     checked = check_citations(reply, {s.pmid for s in shown})
     if not checked.verified_sentences:
