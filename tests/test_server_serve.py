@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.serverfile import running_server, server_file
+from server.cli.store_owner import running_server, server_file
 from store.errors import StoreLockedError
 from store.triplestore import TripleStore
 from tests.plugins.server import REPO

@@ -1,8 +1,9 @@
 """The ``qabench`` console script: parse arguments, build ``Config``, call the packages.
 
-Thin by design: each subcommand group lives in ``server/commands/<group>.py`` and exposes
-``register(subparsers)``, which adds its parser and sets ``func(ctx, args) -> int``.
-Errors from any package become one readable line on stderr and a non-zero exit status.
+Thin by design: each subcommand group lives in ``server/cli/<group>.py`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func(ctx, args) -> int``; to add a
+group, write its module and list it in ``COMMAND_MODULES``. Errors from any package become one
+readable line on stderr and a non-zero exit status.
 """
 
 from __future__ import annotations
@@ -16,12 +17,24 @@ from pathlib import Path
 
 from evaluators.errors import EvaluationError
 from rag.errors import RagError
-from server.commands import COMMAND_MODULES
+from server.cli import (
+    answer,
+    ask,
+    datasets,
+    evaluate,
+    experiment,
+    export_import,
+    index,
+    kb,
+    serve,
+)
+from server.cli.context import CliError, Context
 from server.config import ConfigError, load_config
-from server.context import CliError, Context
 from store.errors import StoreError
 
 log = logging.getLogger(__name__)
+
+COMMAND_MODULES = [datasets, export_import, evaluate, kb, index, serve, experiment, ask, answer]
 
 # Exit statuses: 0 success, 1 a check failed (--fail-under, datasets check), 2 usage or input error.
 EXIT_INPUT = 2

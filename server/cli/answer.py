@@ -13,7 +13,7 @@ from pathlib import Path
 from evaluators import library
 from evaluators.formats import bioasq_writer, parse_file, qald_json_writer
 from evaluators.model import Dataset, Question, SourceFormat
-from server.context import CliError, Context
+from server.cli.context import CliError, Context
 from server.rag_builtin import system_registry
 from server.rag_service import RagService
 

@@ -13,7 +13,7 @@ import sys
 
 from rag.generate import GENERATOR_NAMES
 from rag.run import RagRun
-from server.context import CliError, Context
+from server.cli.context import CliError, Context
 from server.rag_json import run_json
 from server.rag_service import RagService, UnknownGeneratorError
 from store.errors import StoreLockedError

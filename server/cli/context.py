@@ -7,8 +7,8 @@ import sys
 from types import TracebackType
 from typing import Any
 
+from server.cli.store_owner import running_server
 from server.config import Config
-from server.serverfile import running_server
 from store.errors import StoreLockedError
 from store.triplestore import TripleStore
 

@@ -14,7 +14,7 @@ from evaluators.formats import parse_file
 from evaluators.formats.qald_json_writer import dataset_json
 from evaluators.knowledge import refresh_answers
 from evaluators.model import SourceFormat
-from server.context import Context
+from server.cli.context import Context
 
 FORMATS = [f.value for f in SourceFormat]
 

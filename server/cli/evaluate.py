@@ -15,7 +15,7 @@ from evaluators.model import Dataset
 from evaluators.profiles import PROFILES
 from evaluators.results import MEASURES, EvaluationResult, to_json
 from evaluators.scoring import evaluate
-from server.context import CliError, Context
+from server.cli.context import CliError, Context
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pyoxigraph import RdfFormat
 
-from server.context import CliError, Context
+from server.cli.context import CliError, Context
 from store.formats import rdf_serialization
 
 

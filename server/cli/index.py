@@ -19,7 +19,7 @@ from rag.index import BuildReport, IndexInfo, open_index
 from rag.kb_abstracts import endpoint_abstracts, store_abstracts
 from rag.retrieve import SearchResult, WhooshRetriever, question_query
 from rag.snippets import Snippet, bioasq_snippet, extract_snippets
-from server.context import CliError, Context
+from server.cli.context import CliError, Context
 from store import graphs
 
 MAX_K = 1000

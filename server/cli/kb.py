@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from evaluators.knowledge import load_kb
-from server.context import CliError, Context
+from server.cli.context import CliError, Context
 from store import queries
 
 

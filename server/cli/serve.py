@@ -17,9 +17,9 @@ from types import FrameType
 import waitress
 
 from server.app import create_app
+from server.cli.context import Context
+from server.cli.store_owner import remove_server_file, write_server_file
 from server.config import Config
-from server.context import Context
-from server.serverfile import remove_server_file, write_server_file
 from server.services import Services
 
 log = logging.getLogger(__name__)
