@@ -26,7 +26,6 @@ from server import (
     ask,
     compare,
     experiment_views,
-    forms,
     leaderboard,
     pages,
     sparql,
@@ -38,7 +37,6 @@ from server import (
 )
 from server import resources as resource_views
 from server.config import Config
-from server.problems import register_error_handlers
 from server.queryworkers import QueryPool
 from server.rag_builtin import system_registry
 from server.rag_service import RagService
@@ -47,6 +45,8 @@ from server.result_table import format_time, machine_time
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
 from server.viewmodel import href
+from server.web import auth as forms
+from server.web.problems import register_error_handlers
 from store.protocol import RdfStore
 from store.remote import RemoteStore
 from store.triplestore import TripleStore

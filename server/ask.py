@@ -29,12 +29,12 @@ from rag.provenance import run_from_quads
 from rag.run import Progress, RagRun
 from server.ask_jobs import AskJob, AskJobs
 from server.ask_view import ResultView, result_view
-from server.problems import Problem
 from server.rag_json import bioasq_json, qald_json, run_json
 from server.rag_service import RagService, UnknownGeneratorError
 from server.resources import alternate_links, generic_html, register_html_view
 from server.services import Services, Visibility, services
 from server.viewmodel import href
+from server.web.problems import Problem
 from vocab.project import QAB
 
 bp = Blueprint("ask", __name__)

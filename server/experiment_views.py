@@ -19,10 +19,8 @@ from pyoxigraph import NamedNode
 
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import TaskSummary
-from server import forms
 from server.documents import experiment_graph_of
 from server.experiment_data import ExperimentRead, read_experiment, table_link
-from server.problems import Problem
 from server.resources import alternate_links, register_html_page
 from server.result_table import (
     Footnotes,
@@ -33,6 +31,8 @@ from server.result_table import (
 )
 from server.services import Services, Visibility
 from server.viewmodel import describe
+from server.web import auth as forms
+from server.web.problems import Problem
 from vocab.project import QAB
 
 # Seconds between reloads of a page whose tasks are still queued or running.

@@ -14,7 +14,7 @@ from typing import Any
 from pyld import jsonld
 from pyoxigraph import Literal, NamedNode, Quad, Triple, serialize
 
-from server.negotiation import JSONLD, NQUADS, Representation
+from server.web.negotiation import JSONLD, NQUADS, Representation
 from vocab.project import QAB
 from vocab.qb import QB
 from vocab.standard import (

@@ -16,13 +16,20 @@ from itertools import islice
 from flask import Blueprint, Flask, Response, current_app, render_template, request
 from pyoxigraph import NamedNode, Quad
 
-from server.access import remember_tokens, request_tokens
 from server.documents import document
-from server.negotiation import DOCUMENT_FORMATS, HTML, JSONLD, decorate, negotiate, split_extension
-from server.problems import Problem
 from server.rdfdocs import serialize_document
 from server.services import Services, Visibility, services
 from server.viewmodel import describe, title_of
+from server.web.access import remember_tokens, request_tokens
+from server.web.negotiation import (
+    DOCUMENT_FORMATS,
+    HTML,
+    JSONLD,
+    decorate,
+    negotiate,
+    split_extension,
+)
+from server.web.problems import Problem
 from vocab import iris
 from vocab.standard import RDF
 

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from flask import Blueprint, Response, request
 
 from server import querytext, sparqlpage
-from server.access import request_tokens
-from server.negotiation import JSONLD, NQUADS, NTRIPLES, RDFXML, TURTLE
-from server.problems import Problem
 from server.queryworkers import PoolBusyError, PoolError, QueryTimeoutError
 from server.services import Visibility, services
+from server.web.access import request_tokens
+from server.web.negotiation import JSONLD, NQUADS, NTRIPLES, RDFXML, TURTLE
+from server.web.problems import Problem
 from server.workerjob import QueryJob, QueryOutcome
 from store.errors import QuerySyntaxError
 from vocab.project import QAB

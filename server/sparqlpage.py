@@ -14,9 +14,9 @@ from flask import Response, render_template, request
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 
 from server.description import service_description
-from server.negotiation import HTML, RDF_FORMATS, decorate, negotiate
 from server.rdfdocs import serialize_document
 from server.services import services
+from server.web.negotiation import HTML, RDF_FORMATS, decorate, negotiate
 from server.workerjob import QueryOutcome
 
 EXAMPLES: tuple[tuple[str, str], ...] = (

@@ -2,7 +2,7 @@
 
 * ``GET /experiments/new``: the experiment form (datasets from the store, web services by name
   and URL, built-in systems such as ``gold`` and ``rag``, answers files per dataset, languages,
-  profiles, publish). ``POST`` checks CSRF and the submit token (``server.forms``), checks the
+  profiles, publish). ``POST`` checks CSRF and the submit token (``server.web.auth``), checks the
   request with the runner (unknown or duplicate ids and wrong formats of answers files are
   reported before anything runs), starts it in the background and answers 201 with the
   owner's access token, shown once, and a link to the experiment page (which follows the run).
@@ -33,11 +33,11 @@ from evaluators.errors import (
     UnknownSubExperimentError,
 )
 from evaluators.experiment_rdf import PROFILE_TERMS
-from server import forms
-from server.access import COOKIE, MAX_COOKIE_TOKENS, request_tokens
 from server.experiment_form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
-from server.problems import Problem, problem_from_error
 from server.services import experiment_runner, services
+from server.web import auth as forms
+from server.web.access import COOKIE, MAX_COOKIE_TOKENS, request_tokens
+from server.web.problems import Problem, problem_from_error
 from store import graphs
 from store.triplestore import TripleStore
 

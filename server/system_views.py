@@ -16,11 +16,11 @@ from pyoxigraph import Literal, NamedNode
 
 from evaluators.experiment_read import TaskSummary
 from server.experiment_views import cached_experiment
-from server.problems import Problem
 from server.resources import alternate_links, register_html_page
 from server.result_table import Footnotes, main_columns, qald_rows
 from server.services import Services, Visibility
 from server.sparqlpage import query_link
+from server.web.problems import Problem
 from store import graphs, queries
 from vocab.project import QAB
 from vocab.standard import DCTERMS, RDF, RDFS

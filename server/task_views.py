@@ -24,7 +24,6 @@ from evaluators.results import MeasureValue
 from evaluators.scoring import Breakdown
 from server.experiment_data import questions_query
 from server.experiment_views import cached_task
-from server.problems import Problem
 from server.resources import alternate_links, register_html_page
 from server.result_table import (
     BIOASQ_TYPES,
@@ -49,6 +48,7 @@ from server.task_data import (
     task_table,
 )
 from server.viewmodel import href
+from server.web.problems import Problem
 from store import graphs
 from vocab.project import QAB
 

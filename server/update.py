@@ -16,9 +16,9 @@ from flask import Blueprint, Response, request
 from pyoxigraph import NamedNode
 
 from server import querytext
-from server.access import is_admin
-from server.problems import Problem
 from server.services import services
+from server.web.access import is_admin
+from server.web.problems import Problem
 from store.errors import QuerySyntaxError, StoreError
 
 bp = Blueprint("update", __name__)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from server.problems import Problem, problem_from_error
+from server.web.problems import Problem, problem_from_error
 from store.errors import QuerySyntaxError, StoreLockedError, UnsupportedFormatError
 
 QAB = "https://w3id.org/qabench/vocab#"

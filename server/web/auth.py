@@ -32,9 +32,9 @@ from urllib.parse import urlsplit
 
 from flask import Flask, current_app, request, session
 
-from server.access import bearer_token
 from server.config import Config
-from server.problems import Problem
+from server.web.access import bearer_token
+from server.web.problems import Problem
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from flask import Response, request
 from pyoxigraph import RdfFormat
 
-from server.problems import Problem
+from server.web.problems import Problem
 from vocab.project import QAB
 
 

@@ -24,8 +24,8 @@ from evaluators.experiment import ExperimentRequest, ExperimentRunner, Submissio
 from evaluators.systems import SystemKind
 from server.app import create_app
 from server.config import Config, config_from_dict
-from server.forms import SUBMIT_TOKEN_ENV
 from server.services import RUNNER_KEY, Services
+from server.web.auth import SUBMIT_TOKEN_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "server" / "examples"
