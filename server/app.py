@@ -33,10 +33,11 @@ from server import (
     system_views,
     task_views,
     update,
-    vocabulary,
 )
-from server import resources as resource_views
 from server.config import Config
+from server.linked_data import routes as resource_views
+from server.linked_data import vocabulary
+from server.linked_data.terms import href
 from server.queryworkers import QueryPool
 from server.rag_builtin import system_registry
 from server.rag_service import RagService
@@ -44,7 +45,6 @@ from server.replica import Replica
 from server.result_table import format_time, machine_time
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
-from server.viewmodel import href
 from server.web import auth as forms
 from server.web.problems import register_error_handlers
 from store.protocol import RdfStore

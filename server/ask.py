@@ -9,7 +9,7 @@
 * ``POST /api/qa``: the GERBIL QA web-service protocol (form ``query``, ``lang``; optional
   ``type`` and ``id``) answered with QALD-JSON, or BioASQ JSON with ``?format=bioasq`` or
   ``Accept: application/vnd.bioasq+json``.
-* ``/rag/run/<id>``: the stored run (``server.resources``); its HTML view is registered here.
+* ``/rag/run/<id>``: the stored run (``server.linked_data.routes``); its HTML view is registered here.
 
 Every run is stored in the rag graph. Errors are RFC 9457 problems (invalid question 400,
 malformed query 400 with its column, no index or model 503); the page shows them in place.
@@ -29,11 +29,11 @@ from rag.provenance import run_from_quads
 from rag.run import Progress, RagRun
 from server.ask_jobs import AskJob, AskJobs
 from server.ask_view import ResultView, result_view
+from server.linked_data.routes import alternate_links, generic_html, register_html_view
+from server.linked_data.terms import href
 from server.rag_json import bioasq_json, qald_json, run_json
 from server.rag_service import RagService, UnknownGeneratorError
-from server.resources import alternate_links, generic_html, register_html_view
 from server.services import Services, Visibility, services
-from server.viewmodel import href
 from server.web.problems import Problem
 from vocab.project import QAB
 

@@ -6,7 +6,7 @@ experiment type with GERBIL's measures, errors, time and state, a second table f
 types, footnotes for undefined values, per-task links to the task pages, the provenance, and a
 link to the SPARQL query behind the tables. While tasks are queued or running the page reloads
 itself every few seconds (a ``meta refresh``: it works without JavaScript). The RDF forms of
-the experiment are unchanged (``server.resources``).
+the experiment are unchanged (``server.linked_data.routes``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from pyoxigraph import NamedNode
 
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import TaskSummary
-from server.documents import experiment_graph_of
 from server.experiment_data import ExperimentRead, read_experiment, table_link
-from server.resources import alternate_links, register_html_page
+from server.linked_data.documents import experiment_graph_of
+from server.linked_data.routes import alternate_links, register_html_page
+from server.linked_data.terms import describe
 from server.result_table import (
     Footnotes,
     bioasq_columns,
@@ -30,7 +31,6 @@ from server.result_table import (
     qald_rows,
 )
 from server.services import Services, Visibility
-from server.viewmodel import describe
 from server.web import auth as forms
 from server.web.problems import Problem
 from vocab.project import QAB

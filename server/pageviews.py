@@ -13,10 +13,10 @@ from collections import defaultdict
 from flask import Flask, render_template, request
 from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions
 
-from server.resources import alternate_links, register_html_view
+from server.linked_data.routes import alternate_links, register_html_view
+from server.linked_data.terms import TermView, describe, term_view, title_of
 from server.services import Services, Visibility
 from server.sparqlpage import query_link
-from server.viewmodel import TermView, describe, term_view, title_of
 from store import queries
 from vocab.project import QAB
 from vocab.standard import DCTERMS

@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 from flask import Response, render_template, request
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 
-from server.description import service_description
-from server.rdfdocs import serialize_document
+from server.linked_data.description import service_description
+from server.linked_data.serialisation import serialize_document
 from server.services import services
 from server.web.negotiation import HTML, RDF_FORMATS, decorate, negotiate
 from server.workerjob import QueryOutcome

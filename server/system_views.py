@@ -16,7 +16,7 @@ from pyoxigraph import Literal, NamedNode
 
 from evaluators.experiment_read import TaskSummary
 from server.experiment_views import cached_experiment
-from server.resources import alternate_links, register_html_page
+from server.linked_data.routes import alternate_links, register_html_page
 from server.result_table import Footnotes, main_columns, qald_rows
 from server.services import Services, Visibility
 from server.sparqlpage import query_link

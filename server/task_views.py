@@ -24,7 +24,8 @@ from evaluators.results import MeasureValue
 from evaluators.scoring import Breakdown
 from server.experiment_data import questions_query
 from server.experiment_views import cached_task
-from server.resources import alternate_links, register_html_page
+from server.linked_data.routes import alternate_links, register_html_page
+from server.linked_data.terms import href
 from server.result_table import (
     BIOASQ_TYPES,
     MAIN_MEASURES,
@@ -47,7 +48,6 @@ from server.task_data import (
     task_breakdowns,
     task_table,
 )
-from server.viewmodel import href
 from server.web.problems import Problem
 from store import graphs
 from vocab.project import QAB

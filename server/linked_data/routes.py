@@ -16,10 +16,10 @@ from itertools import islice
 from flask import Blueprint, Flask, Response, current_app, render_template, request
 from pyoxigraph import NamedNode, Quad
 
-from server.documents import document
-from server.rdfdocs import serialize_document
+from server.linked_data.documents import document
+from server.linked_data.serialisation import serialize_document
+from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
-from server.viewmodel import describe, title_of
 from server.web.access import remember_tokens, request_tokens
 from server.web.negotiation import (
     DOCUMENT_FORMATS,

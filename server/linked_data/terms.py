@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad
 
-from server.rdfdocs import PREFIXES
+from server.linked_data.serialisation import PREFIXES
 from vocab.project import QAB
 from vocab.standard import DCTERMS, RDFS
 

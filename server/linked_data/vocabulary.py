@@ -14,9 +14,9 @@ from importlib import resources
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, parse
 
-from server.rdfdocs import context_document, serialize_document
+from server.linked_data.serialisation import context_document, serialize_document
+from server.linked_data.terms import describe
 from server.services import services
-from server.viewmodel import describe
 from server.web.negotiation import HTML, PAGE_FORMATS, decorate, negotiate, split_extension
 from server.web.problems import Problem
 from vocab.project import QAB
