@@ -28,23 +28,23 @@ from server import (
     experiment_views,
     leaderboard,
     pages,
-    sparql,
     submit,
     system_views,
     task_views,
-    update,
 )
 from server.config import Config
 from server.linked_data import routes as resource_views
 from server.linked_data import vocabulary
 from server.linked_data.terms import href
-from server.queryworkers import QueryPool
 from server.rag_builtin import system_registry
 from server.rag_service import RagService
-from server.replica import Replica
 from server.result_table import format_time, machine_time
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
+from server.sparql import endpoint as sparql
+from server.sparql import update
+from server.sparql.replica import Replica
+from server.sparql.workers import QueryPool
 from server.web import auth as forms
 from server.web.problems import register_error_handlers
 from store.protocol import RdfStore

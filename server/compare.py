@@ -31,7 +31,7 @@ from server.experiment_data import QuestionValues, question_values
 from server.experiment_views import cached_task
 from server.linked_data.terms import href
 from server.services import Services, Visibility, services
-from server.sparqlpage import query_link
+from server.sparql.page import query_link
 from server.task_data import question_texts
 from server.web.access import request_tokens
 from server.web.problems import Problem

@@ -22,7 +22,7 @@ from evaluators.experiment_read import TaskSummary, task_summaries
 from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue
 from evaluators.systems import SystemKind
 from server.result_table import BIOASQ_TYPES, QALD_TYPES
-from server.sparqlpage import query_link
+from server.sparql.page import query_link
 from store import graphs, queries
 from store.protocol import RdfStore
 from store.triplestore import TripleStore

@@ -26,13 +26,13 @@ from evaluators.results import MEASURES
 from server.charts import bar_chart
 from server.compare import DATA_FORMS
 from server.experiment_data import type_name
-from server.queryworkers import PoolError
 from server.result_table import BIOASQ_TYPES, QALD_TYPES, column, format_value
 from server.services import Services, services
-from server.sparql import RESULT_TYPES
-from server.sparqlpage import query_link
+from server.sparql.endpoint import RESULT_TYPES
+from server.sparql.jobs import QueryJob
+from server.sparql.page import query_link
+from server.sparql.workers import PoolError
 from server.web.problems import Problem
-from server.workerjob import QueryJob
 from store import graphs, queries
 from store.triplestore import TripleStore
 

@@ -16,7 +16,7 @@ from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions
 from server.linked_data.routes import alternate_links, register_html_view
 from server.linked_data.terms import TermView, describe, term_view, title_of
 from server.services import Services, Visibility
-from server.sparqlpage import query_link
+from server.sparql.page import query_link
 from store import queries
 from vocab.project import QAB
 from vocab.standard import DCTERMS

@@ -22,8 +22,8 @@ from pyoxigraph import NamedNode
 
 from evaluators.experiment import ExperimentRunner
 from server.config import Config
-from server.queryworkers import QueryPool
-from server.replica import Replica, Snapshot
+from server.sparql.replica import Replica, Snapshot
+from server.sparql.workers import QueryPool
 from store import graphs
 from store.protocol import RdfStore
 from store.visibility import PrivateExperiment, private_experiments, token_hash, unlocked

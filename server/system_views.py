@@ -19,7 +19,7 @@ from server.experiment_views import cached_experiment
 from server.linked_data.routes import alternate_links, register_html_page
 from server.result_table import Footnotes, main_columns, qald_rows
 from server.services import Services, Visibility
-from server.sparqlpage import query_link
+from server.sparql.page import query_link
 from server.web.problems import Problem
 from store import graphs, queries
 from vocab.project import QAB

@@ -39,7 +39,7 @@ from server.result_table import (
     qald_rows,
 )
 from server.services import Services, Visibility
-from server.sparqlpage import query_link
+from server.sparql.page import query_link
 from server.task_data import (
     QuestionLine,
     TaskTable,

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode, QueryResultsFormat, Store, parse_query_results
 
-from server.querytext import add_using, analyse, query_dataset, uses_service
-from server.sparqlresults import write_solutions
+from server.sparql.analysis import add_using, analyse, query_dataset, uses_service
+from server.sparql.results import write_solutions
 
 SERVICE_CASES = [
     ("SELECT * { SERVICE <http://x/> { ?s ?p ?o } }", True),

@@ -16,13 +16,14 @@ from collections.abc import Sequence
 
 from flask import Blueprint, Response, request
 
-from server import querytext, sparqlpage
-from server.queryworkers import PoolBusyError, PoolError, QueryTimeoutError
 from server.services import Visibility, services
+from server.sparql import analysis as querytext
+from server.sparql import page as sparqlpage
+from server.sparql.jobs import QueryJob, QueryOutcome
+from server.sparql.workers import PoolBusyError, PoolError, QueryTimeoutError
 from server.web.access import request_tokens
 from server.web.negotiation import JSONLD, NQUADS, NTRIPLES, RDFXML, TURTLE
 from server.web.problems import Problem
-from server.workerjob import QueryJob, QueryOutcome
 from store.errors import QuerySyntaxError
 from vocab.project import QAB
 

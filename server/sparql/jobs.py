@@ -19,7 +19,7 @@ from pyoxigraph import (
     serialize,
 )
 
-from server.sparqlresults import write_solutions
+from server.sparql.results import write_solutions
 from store.errors import QuerySyntaxError, StoreError
 from store.formats import rdf_serialization, results_format
 from store.triplestore import TripleStore

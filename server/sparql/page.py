@@ -16,8 +16,8 @@ from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 from server.linked_data.description import service_description
 from server.linked_data.serialisation import serialize_document
 from server.services import services
+from server.sparql.jobs import QueryOutcome
 from server.web.negotiation import HTML, RDF_FORMATS, decorate, negotiate
-from server.workerjob import QueryOutcome
 
 EXAMPLES: tuple[tuple[str, str], ...] = (
     (

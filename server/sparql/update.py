@@ -15,8 +15,8 @@ import re
 from flask import Blueprint, Response, request
 from pyoxigraph import NamedNode
 
-from server import querytext
 from server.services import services
+from server.sparql import analysis as querytext
 from server.web.access import is_admin
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError, StoreError

@@ -22,8 +22,8 @@ from multiprocessing.process import BaseProcess
 
 from pyoxigraph import RdfFormat
 
-from server.replica import Snapshot
-from server.workerjob import QueryJob, QueryOutcome, evaluate_job
+from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
+from server.sparql.replica import Snapshot
 from store.triplestore import TripleStore
 
 log = logging.getLogger(__name__)

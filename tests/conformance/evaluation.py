@@ -24,7 +24,7 @@ from rdflib import Graph, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.compare import isomorphic
 
-from server.querytext import query_dataset, query_form
+from server.sparql.analysis import query_dataset, query_form
 
 MF = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#")
 QT = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-query#")
