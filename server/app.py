@@ -22,23 +22,19 @@ from typing import cast
 from flask import Flask
 
 from evaluators.experiment import ExperimentRunner
-from server import (
-    ask,
-    compare,
-    experiment_views,
-    leaderboard,
-    pages,
-    submit,
-    system_views,
-    task_views,
-)
+from server import ask, submit
 from server.config import Config
 from server.linked_data import routes as resource_views
 from server.linked_data import vocabulary
 from server.linked_data.terms import href
+from server.pages import compare, leaderboard
+from server.pages import experiments as experiment_views
+from server.pages import lists as pages
+from server.pages import systems as system_views
+from server.pages import tasks as task_views
+from server.pages.tables import format_time, machine_time
 from server.rag_builtin import system_registry
 from server.rag_service import RagService
-from server.result_table import format_time, machine_time
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
 from server.sparql import endpoint as sparql

@@ -14,7 +14,7 @@ from typing import Any
 from pyoxigraph import NamedNode, RdfFormat, parse
 
 from evaluators import library
-from server.result_table import DASH, MAIN_MEASURES, QALD_TYPES, format_value
+from server.pages.tables import DASH, MAIN_MEASURES, QALD_TYPES, format_value
 from tests.plugins.experiment_pages import (
     EXAMPLE_DATASET,
     PAGES_BASE,
@@ -250,8 +250,8 @@ def test_unknown_and_private_tasks_are_404(pages_world: PagesWorld) -> None:
 def test_task_page_paginates_a_real_dataset(tmp_path: Any, shared_data: Any) -> None:
     from evaluators.experiment import ExperimentRequest, SystemRequest
     from evaluators.systems import SystemKind
+    from server.pages.tasks import PAGE_SIZE
     from server.services import RUNNER_KEY
-    from server.task_views import PAGE_SIZE
     from tests.plugins.experiment_pages import make_forms_app
     from tests.plugins.qa_stub_experiments import QALD_FILES
 
@@ -308,7 +308,7 @@ def test_bioasq_tasks_get_a_table_of_their_own_measures(
 ) -> None:
     from evaluators.experiment import ExperimentRequest, SystemRequest
     from evaluators.systems import SystemKind
-    from server.result_table import BIOASQ_TYPES
+    from server.pages.tables import BIOASQ_TYPES
     from server.services import RUNNER_KEY
 
     source = next((shared_data / "bioasq").rglob("BioASQ-trainingDataset2b.json"))

@@ -13,8 +13,8 @@ import json
 import pytest
 
 from evaluators.significance import approximate_randomisation
-from server.compare import ITERATIONS
-from server.result_table import DASH, format_value
+from server.pages.compare import ITERATIONS
+from server.pages.tables import DASH, format_value
 from tests.plugins.experiment_pages import (
     EXAMPLE_DATASET,
     PAGES_BASE,
@@ -158,13 +158,13 @@ def test_compare_system_and_leaderboard_links_reproduce_their_tables(
 @pytest.mark.parametrize(
     "module",
     [
-        "server.charts",
-        "server.compare",
-        "server.experiment_data",
+        "server.pages.charts",
+        "server.pages.compare",
+        "server.pages.experiment_graph",
         "server.experiment_form",
-        "server.experiment_views",
-        "server.result_table",
-        "server.task_data",
+        "server.pages.experiments",
+        "server.pages.tables",
+        "server.pages.task_rows",
     ],
 )
 def test_docstring_examples(module: str) -> None:
@@ -180,7 +180,7 @@ def _row(task: str, system: str, measure: str, value: float) -> dict[str, str]:
 
 
 def test_best_per_system_ranks_by_macro_then_micro_f1() -> None:
-    from server.leaderboard import best_per_system
+    from server.pages.leaderboard import best_per_system
 
     rows = [
         _row("t1", "A", "macro_f1", 0.5),
@@ -216,7 +216,7 @@ def test_best_per_system_ranks_by_macro_then_micro_f1() -> None:
 def test_bar_chart_geometry(
     values: list[tuple[str, float]], maximum: float, widths: list[float]
 ) -> None:
-    from server.charts import PLOT_WIDTH, bar_chart
+    from server.pages.charts import PLOT_WIDTH, bar_chart
 
     chart = bar_chart("t", values, maximum=maximum)
     assert [b.width for b in chart.bars] == widths
@@ -238,7 +238,7 @@ def test_cells_show_four_decimals_or_undefined_with_a_footnote(
     value: float | None, reason: str | None, text: str, undefined: bool
 ) -> None:
     from evaluators.results import MeasureValue
-    from server.result_table import Footnotes, cell
+    from server.pages.tables import Footnotes, cell
 
     notes = Footnotes()
     shown = cell(MeasureValue("macro_f1", value, reason), notes)

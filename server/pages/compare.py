@@ -27,12 +27,12 @@ from evaluators.significance import (
     bootstrap_interval,
     compare_runs,
 )
-from server.experiment_data import QuestionValues, question_values
-from server.experiment_views import cached_task
 from server.linked_data.terms import href
+from server.pages.experiment_graph import QuestionValues, question_values
+from server.pages.experiments import cached_task
+from server.pages.task_rows import question_texts
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
-from server.task_data import question_texts
 from server.web.access import request_tokens
 from server.web.problems import Problem
 from store import graphs, queries

@@ -21,7 +21,7 @@ from evaluators.experiment_model import SystemDescription
 from evaluators.experiment_read import TaskSummary, task_summaries
 from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue
 from evaluators.systems import SystemKind
-from server.result_table import BIOASQ_TYPES, QALD_TYPES
+from server.pages.tables import BIOASQ_TYPES, QALD_TYPES
 from server.sparql.page import query_link
 from store import graphs, queries
 from store.protocol import RdfStore

@@ -19,11 +19,11 @@ from pyoxigraph import NamedNode
 
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import TaskSummary
-from server.experiment_data import ExperimentRead, read_experiment, table_link
 from server.linked_data.documents import experiment_graph_of
 from server.linked_data.routes import alternate_links, register_html_page
 from server.linked_data.terms import describe
-from server.result_table import (
+from server.pages.experiment_graph import ExperimentRead, read_experiment, table_link
+from server.pages.tables import (
     Footnotes,
     bioasq_columns,
     bioasq_rows,

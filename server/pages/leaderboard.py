@@ -23,10 +23,10 @@ from evaluators import cube
 from evaluators.experiment_rdf import PROFILE_TERMS
 from evaluators.library import list_versions
 from evaluators.results import MEASURES
-from server.charts import bar_chart
-from server.compare import DATA_FORMS
-from server.experiment_data import type_name
-from server.result_table import BIOASQ_TYPES, QALD_TYPES, column, format_value
+from server.pages.charts import bar_chart
+from server.pages.compare import DATA_FORMS
+from server.pages.experiment_graph import type_name
+from server.pages.tables import BIOASQ_TYPES, QALD_TYPES, column, format_value
 from server.services import Services, services
 from server.sparql.endpoint import RESULT_TYPES
 from server.sparql.jobs import QueryJob

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
-from server import pageviews
 from server.linked_data.description import void_description
 from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import term_view
+from server.pages import datasets as pageviews
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
 from server.web.access import remember_tokens, request_tokens

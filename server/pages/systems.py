@@ -15,9 +15,9 @@ from flask import Flask, render_template
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.experiment_read import TaskSummary
-from server.experiment_views import cached_experiment
 from server.linked_data.routes import alternate_links, register_html_page
-from server.result_table import Footnotes, main_columns, qald_rows
+from server.pages.experiments import cached_experiment
+from server.pages.tables import Footnotes, main_columns, qald_rows
 from server.services import Services, Visibility
 from server.sparql.page import query_link
 from server.web.problems import Problem

@@ -20,8 +20,8 @@ from evaluators.errors import EvaluationError
 from evaluators.experiment_read import TaskSummary
 from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore
 from evaluators.scoring import Breakdown, breakdowns
-from server.experiment_data import QuestionValues, question_values
 from server.linked_data.terms import TermView, term_view
+from server.pages.experiment_graph import QuestionValues, question_values
 from store import queries
 from store.protocol import RdfStore, Term
 from store.triplestore import TripleStore

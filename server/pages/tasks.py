@@ -22,11 +22,11 @@ from evaluators import cube
 from evaluators.experiment_read import TaskSummary
 from evaluators.results import MeasureValue
 from evaluators.scoring import Breakdown
-from server.experiment_data import questions_query
-from server.experiment_views import cached_task
 from server.linked_data.routes import alternate_links, register_html_page
 from server.linked_data.terms import href
-from server.result_table import (
+from server.pages.experiment_graph import questions_query
+from server.pages.experiments import cached_task
+from server.pages.tables import (
     BIOASQ_TYPES,
     MAIN_MEASURES,
     Cell,
@@ -38,9 +38,7 @@ from server.result_table import (
     main_columns,
     qald_rows,
 )
-from server.services import Services, Visibility
-from server.sparql.page import query_link
-from server.task_data import (
+from server.pages.task_rows import (
     QuestionLine,
     TaskTable,
     diagnostics,
@@ -48,6 +46,8 @@ from server.task_data import (
     task_breakdowns,
     task_table,
 )
+from server.services import Services, Visibility
+from server.sparql.page import query_link
 from server.web.problems import Problem
 from store import graphs
 from vocab.project import QAB
