@@ -1,0 +1,1 @@
+"""The write path of the web interface: the new-experiment and upload forms, publishing."""
