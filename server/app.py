@@ -22,7 +22,7 @@ from typing import cast
 from flask import Flask
 
 from evaluators.experiment import ExperimentRunner
-from server import ask, submit
+from server import ask
 from server.config import Config
 from server.linked_data import routes as resource_views
 from server.linked_data import vocabulary
@@ -41,6 +41,7 @@ from server.sparql import endpoint as sparql
 from server.sparql import update
 from server.sparql.replica import Replica
 from server.sparql.workers import QueryPool
+from server.submit import routes as submit
 from server.web import auth as forms
 from server.web.problems import register_error_handlers
 from store.protocol import RdfStore

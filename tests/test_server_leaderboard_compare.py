@@ -161,7 +161,7 @@ def test_compare_system_and_leaderboard_links_reproduce_their_tables(
         "server.pages.charts",
         "server.pages.compare",
         "server.pages.experiment_graph",
-        "server.experiment_form",
+        "server.submit.form",
         "server.pages.experiments",
         "server.pages.tables",
         "server.pages.task_rows",

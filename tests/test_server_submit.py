@@ -1,4 +1,4 @@
-"""Dataset uploads and publishing (``server/submit.py``) through the Flask client: a stored
+"""Dataset uploads and publishing (``server/submit/routes.py``) through the Flask client: a stored
 version and a refreshed store generation, parse errors with their positions, XML entities
 refused; the owner publishes with the access token and the CSRF token, nobody else can.
 """

@@ -33,8 +33,8 @@ from evaluators.errors import (
     UnknownSubExperimentError,
 )
 from evaluators.experiment_rdf import PROFILE_TERMS
-from server.experiment_form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
 from server.services import experiment_runner, services
+from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
 from server.web import auth as forms
 from server.web.access import COOKIE, MAX_COOKIE_TOKENS, request_tokens
 from server.web.problems import Problem, problem_from_error
