@@ -53,7 +53,7 @@ from rag.model_files import LocalModelSettings
 from rag.pipeline import STAGES, RagSystem
 from rag.retrieve import Retriever, WhooshRetriever
 from rag.run import RagRun, RagSettings
-from server.rag_json import bioasq_question
+from server.ask.payloads import bioasq_question
 
 TRAINING = (
     "bioasq/balikasg_BioASQParticipantsArea/TrainingData2014/BioASQ_2013_TaskB.zip.d/"

@@ -22,7 +22,9 @@ from typing import cast
 from flask import Flask
 
 from evaluators.experiment import ExperimentRunner
-from server import ask
+from server.ask import routes as ask
+from server.ask.qa_system import system_registry
+from server.ask.service import RagService
 from server.config import Config
 from server.linked_data import routes as resource_views
 from server.linked_data import vocabulary
@@ -33,8 +35,6 @@ from server.pages import lists as pages
 from server.pages import systems as system_views
 from server.pages import tasks as task_views
 from server.pages.tables import format_time, machine_time
-from server.rag_builtin import system_registry
-from server.rag_service import RagService
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
 from server.sparql import endpoint as sparql

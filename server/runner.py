@@ -3,7 +3,7 @@
 ``software_release()`` names the running code (package version from ``importlib.metadata``,
 git revision when ``git rev-parse HEAD`` works) for the provenance of every task;
 ``build_runner()`` configures an ``ExperimentRunner`` from ``[evaluation]``; its default registry
-holds ``gold`` and the RAG system (``server.rag_builtin``). The app passes ``on_write`` (to
+holds ``gold`` and the RAG system (``server.ask.qa_system``). The app passes ``on_write`` (to
 refresh its SPARQL replica).
 """
 
@@ -16,9 +16,9 @@ from importlib import metadata
 from evaluators.experiment import ExperimentRunner, RunLimits
 from evaluators.experiment_model import SoftwareRelease
 from evaluators.systems import SystemRegistry
+from server.ask.qa_system import system_registry
+from server.ask.service import RagService
 from server.config import REPO_ROOT, Config
-from server.rag_builtin import system_registry
-from server.rag_service import RagService
 from store.triplestore import TripleStore
 
 
@@ -74,7 +74,7 @@ def build_runner(
         config: the configuration (``[evaluation]`` limits and KB).
         store: the open store.
         registry: built-in systems (default: ``gold`` and the RAG system, see
-            ``server.rag_builtin``).
+            ``server.ask.qa_system``).
         on_write: called after every store write (the server refreshes its replica there).
     """
     return ExperimentRunner(

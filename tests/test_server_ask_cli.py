@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from evaluators.model import BioasqGold, Question, QuestionText
+from server.ask.qa_system import RagQASystem, answer_question, system_registry
+from server.ask.service import RagService
 from server.cli import main
 from server.config import Config
-from server.rag_builtin import RagQASystem, answer_question, system_registry
-from server.rag_service import RagService
 from store import graphs
 from store.triplestore import TripleStore
 from vocab.project import QAB

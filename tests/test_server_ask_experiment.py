@@ -15,8 +15,8 @@ from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
 from evaluators.systems import SystemKind
 from server.app import create_app
+from server.ask.qa_system import system_registry
 from server.config import Config
-from server.rag_builtin import system_registry
 from server.runner import build_runner
 from store import graphs
 from tests.plugins.server import ARTIFACTS, LiveServer

@@ -2,7 +2,7 @@
 
 ``RagQASystem`` satisfies ``evaluators.systems.QASystem`` structurally: it asks the pipeline the
 question (with the BioASQ type when the gold question has one) and returns a ``Question`` with
-QALD answers (``server.rag_json.answer_terms``) and the BioASQ parts (documents, snippets, exact
+QALD answers (``server.ask.payloads.answer_terms``) and the BioASQ parts (documents, snippets, exact
 and ideal answer), so both QALD-style and BioASQ scoring can read it. ``register_rag`` adds it
 to a registry as ``rag`` (the configured generator) and, when that is not the extractive one,
 also as ``rag-extractive``.
@@ -19,8 +19,8 @@ from evaluators.systems import SystemRegistry, builtin_registry
 from rag.generate import EXTRACTIVE
 from rag.run import RagRun
 from rag.snippets import document_url
-from server.rag_json import BIOASQ_LIMIT, answer_terms
-from server.rag_service import RagService
+from server.ask.payloads import BIOASQ_LIMIT, answer_terms
+from server.ask.service import RagService
 from store.protocol import RdfStore
 
 RAG_SYSTEM = "rag"

@@ -27,12 +27,12 @@ from rag.generate import GENERATOR_NAMES
 from rag.pipeline import STAGES, check_question
 from rag.provenance import run_from_quads
 from rag.run import Progress, RagRun
-from server.ask_jobs import AskJob, AskJobs
-from server.ask_view import ResultView, result_view
+from server.ask.jobs import AskJob, AskJobs
+from server.ask.payloads import bioasq_json, qald_json, run_json
+from server.ask.service import RagService, UnknownGeneratorError
+from server.ask.view import ResultView, result_view
 from server.linked_data.routes import alternate_links, generic_html, register_html_view
 from server.linked_data.terms import href
-from server.rag_json import bioasq_json, qald_json, run_json
-from server.rag_service import RagService, UnknownGeneratorError
 from server.services import Services, Visibility, services
 from server.web.problems import Problem
 from vocab.project import QAB

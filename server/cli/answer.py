@@ -13,9 +13,9 @@ from pathlib import Path
 from evaluators import library
 from evaluators.formats import bioasq_writer, parse_file, qald_json_writer
 from evaluators.model import Dataset, Question, SourceFormat
+from server.ask.qa_system import system_registry
+from server.ask.service import RagService
 from server.cli.context import CliError, Context
-from server.rag_builtin import system_registry
-from server.rag_service import RagService
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

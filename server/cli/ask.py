@@ -13,9 +13,9 @@ import sys
 
 from rag.generate import GENERATOR_NAMES
 from rag.run import RagRun
+from server.ask.payloads import run_json
+from server.ask.service import RagService, UnknownGeneratorError
 from server.cli.context import CliError, Context
-from server.rag_json import run_json
-from server.rag_service import RagService, UnknownGeneratorError
 from store.errors import StoreLockedError
 
 
