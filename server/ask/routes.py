@@ -9,7 +9,8 @@
 * ``POST /api/qa``: the GERBIL QA web-service protocol (form ``query``, ``lang``; optional
   ``type`` and ``id``) answered with QALD-JSON, or BioASQ JSON with ``?format=bioasq`` or
   ``Accept: application/vnd.bioasq+json``.
-* ``/rag/run/<id>``: the stored run (``server.linked_data.routes``); its HTML view is registered here.
+* ``/rag/run/<id>``: the stored run (``server.linked_data.routes``); its HTML view is
+  registered here.
 
 Every run is stored in the rag graph. Errors are RFC 9457 problems (invalid question 400,
 malformed query 400 with its column, no index or model 503); the page shows them in place.

@@ -1,1 +1,3 @@
-"""HTML pages for people: home and lists, datasets, experiments, tasks, systems, compare, leaderboard, with their tables and charts."""
+"""HTML pages for people: home and lists, datasets, experiments, tasks, systems, compare,
+leaderboard, with their tables and charts.
+"""

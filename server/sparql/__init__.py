@@ -1,1 +1,3 @@
-"""The public SPARQL endpoint: protocol, update, query analysis, the worker pool and its snapshot, result writers, the query page."""
+"""The public SPARQL endpoint: protocol, update, query analysis, the worker pool and its snapshot,
+result writers, the query page.
+"""

@@ -1,1 +1,3 @@
-"""HTTP plumbing every route shares: problems (RFC 9457), content negotiation, authentication and CSRF."""
+"""HTTP plumbing every route shares: problems (RFC 9457), content negotiation, authentication and
+CSRF.
+"""
