@@ -22,9 +22,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluators.dataset_rdf import VersionMeta, version_quads  # noqa: E402
+from evaluators.datasets.library import load_dataset  # noqa: E402
+from evaluators.datasets.rdf import VersionMeta, version_quads  # noqa: E402
 from evaluators.formats import parse_file  # noqa: E402
-from evaluators.library import load_dataset  # noqa: E402
 from server.config import load_config  # noqa: E402
 from store.triplestore import TripleStore  # noqa: E402
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from evaluators import library
 from evaluators.bioasq import PROFILE as BIOASQ_PROFILE
+from evaluators.datasets import library
+from evaluators.datasets.library import VersionInfo
 from evaluators.errors import (
     AnswerFileError,
     EvaluationError,
@@ -23,7 +24,6 @@ from evaluators.errors import (
     UnknownSystemError,
 )
 from evaluators.experiment_model import SystemDescription, TaskPlan
-from evaluators.library import VersionInfo
 from evaluators.model import Dataset, SourceFormat
 from evaluators.profiles import PROFILES
 from evaluators.systems import (

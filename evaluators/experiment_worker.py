@@ -18,7 +18,7 @@ from pyoxigraph import Quad
 
 from evaluators import experiment_model as model
 from evaluators import experiment_rdf as rdf
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.experiment_handles import RunLimits, SystemHandles
 from evaluators.experiment_recovery import process_token, task_state_quads

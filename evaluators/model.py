@@ -1,6 +1,6 @@
 """Typed values that cross module boundaries: benchmark datasets, questions and answers.
 
-Parsers in ``evaluators.formats`` return these; the RDF mapping (``evaluators.dataset_rdf``) turns
+Parsers in ``evaluators.formats`` return these; the RDF mapping (``evaluators.datasets.rdf``) turns
 them into quads and back; the scoring code reads them. Everything here is immutable.
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import RdfFormat
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.errors import (
     AnswerFileMismatchError,
     KnowledgeBaseError,

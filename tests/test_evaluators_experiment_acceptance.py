@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import Literal, NamedNode
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.experiment import ExperimentRequest, ExperimentRunner, Submission, SystemRequest
 from evaluators.experiment_model import SoftwareRelease, TaskStatus
 from evaluators.experiment_read import (

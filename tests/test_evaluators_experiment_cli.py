@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import library
+from evaluators.datasets import library
 from server.cli import main
 from store.triplestore import TripleStore
 from tests.plugins.qa_stub_experiments import QALD_FILES

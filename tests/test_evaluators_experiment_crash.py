@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import NamedNode
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import experiment_summary

@@ -17,7 +17,7 @@ from urllib.parse import unquote_plus
 
 import pytest
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.experiment import ExperimentRequest, ExperimentRunner, SystemRequest
 from evaluators.experiment_model import SoftwareRelease
 from evaluators.systems import SystemKind, builtin_registry

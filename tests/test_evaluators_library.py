@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import NamedNode
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.errors import DatasetFormatError, UnknownDatasetError
 from evaluators.formats import parse_file
 from server.config import Config

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import library
+from evaluators.datasets import library
 from store.triplestore import TripleStore
 from tests.test_evaluators_formats_realdata import independent_count
 

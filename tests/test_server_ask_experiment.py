@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
 from evaluators.systems import SystemKind

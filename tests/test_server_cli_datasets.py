@@ -215,7 +215,7 @@ def test_catalog_lists_at_least_the_well_known_datasets(capsys: pytest.CaptureFi
 def test_catalog_checksums_match_the_reference_files(shared_data: Path) -> None:
     import hashlib
 
-    from evaluators.catalog import catalog
+    from evaluators.datasets.catalog import catalog
 
     checked = 0
     for entry in catalog().values():

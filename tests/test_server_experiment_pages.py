@@ -13,7 +13,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode, RdfFormat, parse
 
-from evaluators import library
+from evaluators.datasets import library
 from server.pages.tables import DASH, MAIN_MEASURES, QALD_TYPES, format_value
 from tests.plugins.experiment_pages import (
     EXAMPLE_DATASET,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evaluators import library
+from evaluators.datasets import library
 from tests.plugins.experiment_pages import (
     EXAMPLES,
     PAGES_BASE,

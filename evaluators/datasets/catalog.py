@@ -16,8 +16,8 @@ from pathlib import Path
 
 import httpx
 
+from evaluators.datasets.library import LoadOutcome, load_dataset_bytes
 from evaluators.errors import FetchError, UnknownDatasetError
-from evaluators.library import LoadOutcome, load_dataset_bytes
 from evaluators.model import SourceFormat
 from store.triplestore import TripleStore
 

@@ -1,7 +1,7 @@
 """The dataset library: load benchmark files into the store as versions, list and read them.
 
 This module performs effects (store reads and writes); parsing and the RDF mapping it uses are
-pure (``evaluators.formats``, ``evaluators.dataset_rdf``). A load writes every quad of one
+pure (``evaluators.formats``, ``evaluators.datasets.rdf``). A load writes every quad of one
 version (catalog metadata and questions) in a single transaction.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from evaluators import dataset_rdf
-from evaluators.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
+from evaluators.datasets import rdf as dataset_rdf
+from evaluators.datasets.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
 from evaluators.errors import UnknownDatasetError
 from evaluators.formats import parse_bytes, parse_file
 from evaluators.model import Dataset, SourceFormat

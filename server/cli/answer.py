@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.formats import bioasq_writer, parse_file, qald_json_writer
 from evaluators.model import Dataset, Question, SourceFormat
 from server.ask.qa_system import system_registry

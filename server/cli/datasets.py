@@ -8,8 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from evaluators import catalog, library
-from evaluators.checks import CheckReport, check_dataset
+from evaluators.datasets import catalog, library
+from evaluators.datasets.checks import CheckReport, check_dataset
 from evaluators.formats import parse_file
 from evaluators.formats.qald_json_writer import dataset_json
 from evaluators.knowledge import refresh_answers

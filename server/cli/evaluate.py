@@ -6,8 +6,8 @@ import argparse
 import math
 from pathlib import Path
 
-from evaluators import library
 from evaluators.bioasq import evaluate_bioasq
+from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.formats import parse_file
 from evaluators.knowledge import open_kb

@@ -20,8 +20,8 @@ from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
+from evaluators.datasets.library import list_versions
 from evaluators.experiment_rdf import PROFILE_TERMS
-from evaluators.library import list_versions
 from evaluators.results import MEASURES
 from server.pages.charts import bar_chart
 from server.pages.compare import DATA_FORMS

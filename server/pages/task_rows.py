@@ -15,7 +15,7 @@ from typing import cast
 
 from pyoxigraph import BlankNode, Literal, NamedNode, QuerySolutions
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.experiment_read import TaskSummary
 from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore

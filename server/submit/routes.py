@@ -8,7 +8,7 @@
   owner's access token, shown once, and a link to the experiment page (which follows the run).
 * ``GET /upload``: upload an answers file (it posts to ``/experiments/new``) or a dataset file.
   ``POST /upload/dataset`` stores a benchmark file as a dataset version
-  (``evaluators.library.load_dataset_bytes``; size cap and XML-entity refusal come from the
+  (``evaluators.datasets.library.load_dataset_bytes``; size cap and XML-entity refusal come from the
   parsers, errors carry their line and column).
 * ``POST /experiments/<id>/publish``: the owner (access token) publishes a private experiment.
 
@@ -23,7 +23,7 @@ from typing import cast
 from flask import Blueprint, Response, jsonify, redirect, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.errors import (
     DatasetFormatError,
     DatasetTooLargeError,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.experiment import ExperimentRequest, ExperimentRunner, Submission, SystemRequest
 from evaluators.systems import SystemKind
 from server.app import create_app

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.experiment_read import TaskSummary, list_experiments
 from evaluators.results import ExperimentTypeResult
 from evaluators.scoring import evaluate

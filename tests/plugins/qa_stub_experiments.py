@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import library
+from evaluators.datasets import library
 from evaluators.experiment import ExperimentRunner, RunLimits
 from evaluators.experiment_model import SoftwareRelease
 from evaluators.model import Dataset, Question
