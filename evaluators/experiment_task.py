@@ -26,7 +26,7 @@ from evaluators.experiment_model import (
     CODE_TOO_MANY_ERRORS,
     TaskStatus,
 )
-from evaluators.knowledge import KnowledgeBase
+from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.markings import Markings
 from evaluators.model import Dataset, Question, SourceFormat
 from evaluators.results import EvaluationResult, MeasureValue

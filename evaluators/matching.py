@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.errors import KnowledgeBaseError
-from evaluators.knowledge import KnowledgeBase
+from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.metrics import Counts
 from evaluators.model import AnswerSet, AnswerValue
 from evaluators.normalisation import (

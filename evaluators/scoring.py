@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 
-from evaluators.knowledge import KnowledgeBase
+from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.markings import Markings, query_markings
 from evaluators.matching import Lookups
 from evaluators.model import Dataset, Question

@@ -15,7 +15,7 @@ from typing import Protocol
 from evaluators.datasets.library import load_dataset
 from evaluators.experiment import ExperimentRunner
 from evaluators.experiment_plan import ExperimentRequest, SystemRequest
-from evaluators.knowledge import load_kb
+from evaluators.knowledge.bases import load_kb
 from evaluators.systems import SystemKind, builtin_registry
 from rag.corpus import read_corpus
 from rag.errors import IndexMissingError

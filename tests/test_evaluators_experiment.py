@@ -26,7 +26,7 @@ from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_plan import new_experiment_id
 from evaluators.experiment_read import list_experiments
-from evaluators.knowledge import load_kb
+from evaluators.knowledge.bases import load_kb
 from evaluators.systems import SystemKind
 from store import graphs
 from store.visibility import private_experiment_ids

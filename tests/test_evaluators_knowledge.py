@@ -9,7 +9,7 @@ from pyoxigraph import NamedNode, RdfFormat, parse
 
 from evaluators.errors import KnowledgeBaseError
 from evaluators.formats import parse_file
-from evaluators.knowledge import (
+from evaluators.knowledge.bases import (
     EndpointKnowledgeBase,
     InMemoryKnowledgeBase,
     KnowledgeBase,

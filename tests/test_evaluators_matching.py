@@ -15,7 +15,7 @@ from evaluators.gerbil_counter import (
     gerbil_system,
     greedy_meanings,
 )
-from evaluators.knowledge import InMemoryKnowledgeBase
+from evaluators.knowledge.bases import InMemoryKnowledgeBase
 from evaluators.matching import Lookups, Rule, classic_count, maximum_matching, strict_count
 from evaluators.metrics import Counts
 from evaluators.model import AnswerSet, AnswerValue

@@ -13,7 +13,7 @@ from pyoxigraph import Literal, NamedNode
 
 from evaluators.errors import UnknownSubExperimentError
 from evaluators.formats import parse_file
-from evaluators.knowledge import InMemoryKnowledgeBase
+from evaluators.knowledge.bases import InMemoryKnowledgeBase
 from evaluators.model import AnswerSet, Dataset, Question
 from evaluators.profiles import PROFILES
 from evaluators.results import to_json

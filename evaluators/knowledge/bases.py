@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, parse
 
 from evaluators.errors import KnowledgeBaseError
-from evaluators.kb_endpoint import EndpointKnowledgeBase
+from evaluators.knowledge.endpoint import EndpointKnowledgeBase
 from evaluators.markings import with_known_prefixes
 from evaluators.model import AnswerSet, AnswerValue, Dataset
 from store import graphs

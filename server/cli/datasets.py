@@ -12,7 +12,7 @@ from evaluators.datasets import catalog, library
 from evaluators.datasets.checks import CheckReport, check_dataset
 from evaluators.formats import parse_file
 from evaluators.formats.qald_json_writer import dataset_json
-from evaluators.knowledge import refresh_answers
+from evaluators.knowledge.bases import refresh_answers
 from evaluators.model import SourceFormat
 from server.cli.context import Context
 

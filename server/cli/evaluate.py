@@ -10,7 +10,7 @@ from evaluators.bioasq import evaluate_bioasq
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.formats import parse_file
-from evaluators.knowledge import open_kb
+from evaluators.knowledge.bases import open_kb
 from evaluators.model import Dataset
 from evaluators.profiles import PROFILES
 from evaluators.results import MEASURES, EvaluationResult, to_json

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 from pathlib import Path
 
-from evaluators.knowledge import load_kb
+from evaluators.knowledge.bases import load_kb
 from server.cli.context import CliError, Context
 from store import queries
 
