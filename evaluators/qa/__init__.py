@@ -1,0 +1,3 @@
+"""Scoring the QA task and its sub-experiments: profiles, answer matching, query markings,
+normalisation, GERBIL's counter.
+"""
