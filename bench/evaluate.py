@@ -31,7 +31,7 @@ from pyoxigraph import Literal, NamedNode  # noqa: E402
 
 from evaluators.formats import parse_file  # noqa: E402
 from evaluators.model import AnswerSet, Dataset, Question  # noqa: E402
-from evaluators.scoring import evaluate, gold_as_answers  # noqa: E402
+from evaluators.qa.scoring import evaluate, gold_as_answers  # noqa: E402
 from server.config import load_config  # noqa: E402
 
 QALD9 = "qald/ag-sc_QALD/9/data/qald-9-{}-multilingual.json"

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from evaluators.profiles import PROFILES
+from evaluators.qa.profiles import PROFILES
 from evaluators.results import MEASURES, EvaluationResult, ExperimentTypeResult, QuestionScore
 from vocab import iris
 from vocab.project import QAB

@@ -39,7 +39,7 @@ from evaluators.experiment_read import (
 from evaluators.experiment_recovery import recover_interrupted
 from evaluators.experiment_worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
 from evaluators.knowledge.bases import KnowledgeBase, open_kb
-from evaluators.markings import Markings
+from evaluators.qa.markings import Markings
 from evaluators.systems import SystemRegistry, public_url
 from store import graphs
 from store.triplestore import TripleStore

@@ -25,7 +25,7 @@ from evaluators.errors import (
 )
 from evaluators.experiment_model import SystemDescription, TaskPlan
 from evaluators.model import Dataset, SourceFormat
-from evaluators.profiles import PROFILES
+from evaluators.qa.profiles import PROFILES
 from evaluators.systems import (
     AnswerFileSystem,
     SystemKind,
@@ -115,7 +115,7 @@ def plan_experiment(
     if not request.datasets:
         raise UnknownDatasetError("An experiment needs at least one dataset")
     for profile in request.profiles:
-        # the profiles evaluators.scoring knows, and BioASQ's official rules
+        # the profiles evaluators.qa.scoring knows, and BioASQ's official rules
         if profile not in PROFILES and profile != BIOASQ_PROFILE:
             known = ", ".join([*PROFILES, BIOASQ_PROFILE])
             raise UnknownSubExperimentError(

@@ -27,10 +27,10 @@ from evaluators.experiment_model import (
     TaskStatus,
 )
 from evaluators.knowledge.bases import KnowledgeBase
-from evaluators.markings import Markings
 from evaluators.model import Dataset, Question, SourceFormat
+from evaluators.qa.markings import Markings
+from evaluators.qa.scoring import evaluate
 from evaluators.results import EvaluationResult, MeasureValue
-from evaluators.scoring import evaluate
 from evaluators.systems import QASystem, RequestGate
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from evaluators.experiment_recovery import process_token, task_state_quads
 from evaluators.experiment_results import result_quads
 from evaluators.experiment_task import TaskOutcome, TaskSettings, run_task
 from evaluators.knowledge.bases import KnowledgeBase
-from evaluators.markings import Markings
+from evaluators.qa.markings import Markings
 from store import graphs
 from store.errors import StoreError
 from store.triplestore import TripleStore

@@ -16,8 +16,8 @@ from evaluators.cube import (
     structure_quads,
     value_term,
 )
+from evaluators.qa.scoring import evaluate
 from evaluators.results import MEASURES, EvaluationResult
-from evaluators.scoring import evaluate
 from store import graphs
 from store.triplestore import TripleStore
 from tests.plugins.scoring import DBO, DBR, answered, dataset, question

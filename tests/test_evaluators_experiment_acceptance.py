@@ -21,8 +21,8 @@ from evaluators.experiment_read import (
 )
 from evaluators.formats import parse_file
 from evaluators.model import Dataset, Question
+from evaluators.qa.scoring import evaluate
 from evaluators.results import EvaluationResult, to_json
-from evaluators.scoring import evaluate
 from evaluators.systems import (
     SystemKind,
     builtin_registry,

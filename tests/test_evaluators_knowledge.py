@@ -18,8 +18,8 @@ from evaluators.knowledge.bases import (
     open_kb,
     refresh_answers,
 )
-from evaluators.matching import Lookups, strict_count
 from evaluators.model import AnswerSet, Dataset, Question, SourceFormat
+from evaluators.qa.answer_matching import Lookups, strict_count
 from store import graphs
 from store.triplestore import TripleStore
 from tests.plugins.kb import TEST_KB

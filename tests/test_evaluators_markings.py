@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.markings import (
+from evaluators.qa.markings import (
     MarkingMode,
     Relation,
     gerbil_text_rewrite,

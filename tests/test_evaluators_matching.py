@@ -7,7 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.gerbil_counter import (
+from evaluators.knowledge.bases import InMemoryKnowledgeBase
+from evaluators.metrics import Counts
+from evaluators.model import AnswerSet, AnswerValue
+from evaluators.qa.answer_matching import (
+    Lookups,
+    Rule,
+    classic_count,
+    maximum_matching,
+    strict_count,
+)
+from evaluators.qa.gerbil_counter import (
     GerbilAnswers,
     Meaning,
     gerbil_count,
@@ -15,10 +25,6 @@ from evaluators.gerbil_counter import (
     gerbil_system,
     greedy_meanings,
 )
-from evaluators.knowledge.bases import InMemoryKnowledgeBase
-from evaluators.matching import Lookups, Rule, classic_count, maximum_matching, strict_count
-from evaluators.metrics import Counts
-from evaluators.model import AnswerSet, AnswerValue
 from vocab.standard import XSD
 
 DBR = "http://dbpedia.org/resource/"

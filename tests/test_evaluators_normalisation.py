@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.normalisation import (
+from evaluators.qa.normalisation import (
     display,
     gerbil_uri_variants,
     is_gerbil_iri,

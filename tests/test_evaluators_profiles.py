@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from evaluators.errors import UnknownSubExperimentError
-from evaluators.markings import MarkingMode
-from evaluators.profiles import EXPERIMENT_TYPES, PROFILES, AnswerMatching, profile
-from evaluators.subexperiments import SUBEXPERIMENTS
+from evaluators.qa.markings import MarkingMode
+from evaluators.qa.profiles import EXPERIMENT_TYPES, PROFILES, AnswerMatching, profile
+from evaluators.qa.subexperiments import SUBEXPERIMENTS
 from vocab.project import QAB
 
 

@@ -15,9 +15,9 @@ from evaluators.errors import UnknownSubExperimentError
 from evaluators.formats import parse_file
 from evaluators.knowledge.bases import InMemoryKnowledgeBase
 from evaluators.model import AnswerSet, Dataset, Question
-from evaluators.profiles import PROFILES
+from evaluators.qa.profiles import PROFILES
+from evaluators.qa.scoring import breakdowns, evaluate, gold_as_answers
 from evaluators.results import to_json
-from evaluators.scoring import breakdowns, evaluate, gold_as_answers
 from tests.plugins.scoring import DBR, answered, dataset, question, scores
 
 GERBIL_DATA = "systems/dice-group_gerbil/src/test/resources/datasets"

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from pyoxigraph import NamedNode
 
 from evaluators.errors import EvaluationError
-from evaluators.scoring import evaluate, gold_as_answers
+from evaluators.qa.scoring import evaluate, gold_as_answers
 from evaluators.significance import approximate_randomisation, bootstrap_interval, compare_runs
 from tests.plugins.scoring import answered, dataset, question
 

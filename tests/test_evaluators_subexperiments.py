@@ -10,14 +10,13 @@ from pyoxigraph import NamedNode
 
 from evaluators.errors import UnknownSubExperimentError
 from evaluators.formats import parse_file
-from evaluators.marking_matching import count_equal
-from evaluators.matching import Lookups
 from evaluators.metrics import Counts, prf
 from evaluators.model import AnswerType, Dataset, Question
-from evaluators.profiles import PROFILES
-from evaluators.results import ExperimentTypeResult, MeasureValue, QuestionScore
-from evaluators.scoring import evaluate
-from evaluators.subexperiments import (
+from evaluators.qa.answer_matching import Lookups
+from evaluators.qa.marking_matching import count_equal
+from evaluators.qa.profiles import PROFILES
+from evaluators.qa.scoring import evaluate
+from evaluators.qa.subexperiments import (
     SUBEXPERIMENTS,
     QuestionCase,
     ScoringContext,
@@ -26,6 +25,7 @@ from evaluators.subexperiments import (
     gerbil_answer_type,
     subexperiment,
 )
+from evaluators.results import ExperimentTypeResult, MeasureValue, QuestionScore
 from tests.plugins.scoring import DBO, DBR, answered, dataset, question
 
 GERBIL_DATA = "systems/dice-group_gerbil/src/test/resources/datasets"

@@ -2,7 +2,7 @@
 
 The app holds experiments run by its own runner (``tests/plugins/experiment_pages.py``). Values
 on the pages are checked against independent readings: the runner's summary (stored results
-read by ``evaluators``), a re-scoring of the same answers with ``evaluators.scoring.evaluate``,
+read by ``evaluators``), a re-scoring of the same answers with ``evaluators.qa.scoring.evaluate``,
 and the pages' own SPARQL links run at ``/sparql``.
 """
 

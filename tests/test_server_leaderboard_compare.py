@@ -2,7 +2,7 @@
 (ranking, chart geometry, cell formatting, docstring examples).
 
 Values are checked against the runner's stored results, a re-scoring with
-``evaluators.scoring.evaluate``, ``approximate_randomisation`` called directly, and each page's
+``evaluators.qa.scoring.evaluate``, ``approximate_randomisation`` called directly, and each page's
 SPARQL link run at ``/sparql``.
 """
 

@@ -21,8 +21,8 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, QueryS
 
 from evaluators.errors import KnowledgeBaseError
 from evaluators.knowledge.endpoint import EndpointKnowledgeBase
-from evaluators.markings import with_known_prefixes
 from evaluators.model import AnswerSet, AnswerValue, Dataset
+from evaluators.qa.markings import with_known_prefixes
 from store import graphs
 from store.errors import StoreError
 from store.formats import rdf_serialization

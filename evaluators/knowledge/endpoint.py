@@ -15,8 +15,8 @@ from SPARQLWrapper import JSON, POST, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from evaluators.errors import KnowledgeBaseError
-from evaluators.markings import with_known_prefixes
 from evaluators.model import AnswerSet, AnswerValue
+from evaluators.qa.markings import with_known_prefixes
 from vocab.standard import OWL, RDFS
 
 

@@ -27,7 +27,7 @@ from evaluators.errors import KnowledgeBaseError
 from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.metrics import Counts
 from evaluators.model import AnswerSet, AnswerValue
-from evaluators.normalisation import (
+from evaluators.qa.normalisation import (
     Key,
     display,
     gerbil_uri_variants,

@@ -13,10 +13,10 @@ from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluators.matching import Comparison, Lookups, Rule, answer_strings
 from evaluators.metrics import Counts
 from evaluators.model import AnswerSet
-from evaluators.normalisation import gerbil_uri_variants, is_gerbil_iri, is_url
+from evaluators.qa.answer_matching import Comparison, Lookups, Rule, answer_strings
+from evaluators.qa.normalisation import gerbil_uri_variants, is_gerbil_iri, is_url
 from evaluators.results import Match
 
 # GERBIL's "well-known KBs": a marking with a URI in one of these namespaces is InKB, else EE.

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
 
-from evaluators.gerbil_counter import Meaning, greedy_meanings, is_in_kb
-from evaluators.markings import Relation, Term
-from evaluators.matching import Comparison, Lookups, Rule, greedy, maximum_matching
 from evaluators.metrics import Counts
-from evaluators.normalisation import uri_key, value_key
+from evaluators.qa.answer_matching import Comparison, Lookups, Rule, greedy, maximum_matching
+from evaluators.qa.gerbil_counter import Meaning, greedy_meanings, is_in_kb
+from evaluators.qa.markings import Relation, Term
+from evaluators.qa.normalisation import uri_key, value_key
 from evaluators.results import Match
 
 

@@ -13,7 +13,7 @@ from enum import StrEnum
 from pyoxigraph import NamedNode
 
 from evaluators.errors import UnknownSubExperimentError
-from evaluators.markings import MarkingMode
+from evaluators.qa.markings import MarkingMode
 from vocab.project import QAB
 
 # Experiment type ids (GERBIL's names; also the keys of ``qabench evaluate --json``).

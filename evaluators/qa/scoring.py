@@ -13,18 +13,18 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 
 from evaluators.knowledge.bases import KnowledgeBase
-from evaluators.markings import Markings, query_markings
-from evaluators.matching import Lookups
 from evaluators.model import Dataset, Question
-from evaluators.profiles import AIT2KB, C2KB, P2KB, QA, RE2KB
-from evaluators.profiles import profile as find_profile
-from evaluators.results import EvaluationResult, ExperimentTypeResult, MeasureValue, QuestionScore
-from evaluators.subexperiments import (
+from evaluators.qa.answer_matching import Lookups
+from evaluators.qa.markings import Markings, query_markings
+from evaluators.qa.profiles import AIT2KB, C2KB, P2KB, QA, RE2KB
+from evaluators.qa.profiles import profile as find_profile
+from evaluators.qa.subexperiments import (
     SUBEXPERIMENTS,
     QuestionCase,
     ScoringContext,
     aggregate,
 )
+from evaluators.results import EvaluationResult, ExperimentTypeResult, MeasureValue, QuestionScore
 
 _MARKED = frozenset({C2KB, P2KB, RE2KB, AIT2KB})
 

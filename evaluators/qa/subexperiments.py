@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from evaluators import matching as mt
 from evaluators import metrics
 from evaluators.errors import UnknownSubExperimentError
-from evaluators.gerbil_counter import gerbil_count, gerbil_gold, gerbil_system
-from evaluators.marking_matching import compare_iris, compare_relations, count_equal
-from evaluators.markings import Markings
-from evaluators.matching import Comparison, Lookups
 from evaluators.metrics import Counts
 from evaluators.model import Question
-from evaluators.profiles import AIT2KB, ATYPE, C2KB, P2KB, QA, RE2KB, AnswerMatching, Profile
+from evaluators.qa import answer_matching as mt
+from evaluators.qa.answer_matching import Comparison, Lookups
+from evaluators.qa.gerbil_counter import gerbil_count, gerbil_gold, gerbil_system
+from evaluators.qa.marking_matching import compare_iris, compare_relations, count_equal
+from evaluators.qa.markings import Markings
+from evaluators.qa.profiles import AIT2KB, ATYPE, C2KB, P2KB, QA, RE2KB, AnswerMatching, Profile
 from evaluators.results import ExperimentTypeResult, MeasureValue, QuestionScore
 from evaluators.significance import bootstrap_interval
 

@@ -12,9 +12,9 @@ from evaluators.errors import EvaluationError
 from evaluators.formats import parse_file
 from evaluators.knowledge.bases import open_kb
 from evaluators.model import Dataset
-from evaluators.profiles import PROFILES
+from evaluators.qa.profiles import PROFILES
+from evaluators.qa.scoring import evaluate
 from evaluators.results import MEASURES, EvaluationResult, to_json
-from evaluators.scoring import evaluate
 from server.cli.context import CliError, Context
 
 

@@ -4,7 +4,7 @@
 generation and cached by the page); filtering ("only wrong") and pagination work on it, and the
 diagnostics (gold and system values, matched pairs and their rules) are read only for the
 questions of the page shown. Breakdowns by answer type, aggregation, hybrid and language come
-from ``evaluators.scoring.breakdowns`` over the stored per-question values and the dataset
+from ``evaluators.qa.scoring.breakdowns`` over the stored per-question values and the dataset
 version read back from the store. Reads only graphs the caller found visible.
 """
 
@@ -18,8 +18,8 @@ from pyoxigraph import BlankNode, Literal, NamedNode, QuerySolutions
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.experiment_read import TaskSummary
+from evaluators.qa.scoring import Breakdown, breakdowns
 from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore
-from evaluators.scoring import Breakdown, breakdowns
 from server.linked_data.terms import TermView, term_view
 from server.pages.experiment_graph import QuestionValues, question_values
 from store import queries

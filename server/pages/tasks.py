@@ -20,8 +20,8 @@ from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.experiment_read import TaskSummary
+from evaluators.qa.scoring import Breakdown
 from evaluators.results import MeasureValue
-from evaluators.scoring import Breakdown
 from server.linked_data.routes import alternate_links, register_html_page
 from server.linked_data.terms import href
 from server.pages.experiment_graph import questions_query

@@ -12,8 +12,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from evaluators.datasets import library
 from evaluators.experiment_read import TaskSummary, list_experiments
+from evaluators.qa.scoring import evaluate
 from evaluators.results import ExperimentTypeResult
-from evaluators.scoring import evaluate
 from evaluators.systems import parse_answer_file
 from server.services import RUNNER_KEY
 from tests.plugins.experiment_pages import (
