@@ -7,7 +7,7 @@ real PubMed; it measures the pipeline, not PubMed search.
 Questions: the first five questions of each type (yesno, factoid, list, summary) by id, 20 in
 all; each is asked with its BioASQ type. For every generator the benchmark reports p50/p95 per
 stage and end to end, and scores a BioASQ response file built from the runs with
-``evaluators.bioasq.evaluate_bioasq`` (phase A: documents, snippets; phase B: exact and ideal
+``evaluators.bioasq.scoring.evaluate_bioasq`` (phase A: documents, snippets; phase B: exact and ideal
 answers). Snippet offsets line up with the gold offsets, so the official overlap measures apply.
 Response files are written to ``--out``.
 
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluators.bioasq import evaluate_bioasq
+from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset
 from rag.bioasq_corpus import read_bioasq_snippets

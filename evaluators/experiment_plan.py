@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from evaluators.bioasq import PROFILE as BIOASQ_PROFILE
+from evaluators.bioasq.scoring import PROFILE as BIOASQ_PROFILE
 from evaluators.datasets import library
 from evaluators.datasets.library import VersionInfo
 from evaluators.errors import (

@@ -17,8 +17,8 @@ from collections.abc import Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from evaluators.bioasq import PROFILE as BIOASQ_PROFILE
-from evaluators.bioasq import evaluate_bioasq
+from evaluators.bioasq.scoring import PROFILE as BIOASQ_PROFILE
+from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.errors import SystemCallError
 from evaluators.experiment_model import (
     CODE_FINISHED,

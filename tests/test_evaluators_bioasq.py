@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.bioasq import evaluate_bioasq
+from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.errors import EvaluationError, UnknownSubExperimentError
 from evaluators.formats import parse_file
 from evaluators.model import BioasqGold, Dataset, Question, Snippet

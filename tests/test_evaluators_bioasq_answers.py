@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluators.bioasq_answers import (
+from evaluators.bioasq.exact import (
     factoid_scores,
     list_scores,
     system_entities,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluators.bioasq_retrieval import ap_divisor, gmap, list_scores, mean_average_precision
+from evaluators.bioasq.ranking import ap_divisor, gmap, list_scores, mean_average_precision
 
 F = Fraction
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluators.bioasq_snippets import Span, merged, overlap, section_name, snippet_scores, span
+from evaluators.bioasq.snippets import Span, merged, overlap, section_name, snippet_scores, span
 from tests.plugins.bioasq import snip
 
 

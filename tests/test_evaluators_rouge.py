@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluators.rouge import (
+from evaluators.bioasq.rouge import (
     bigrams,
     ideal_scores,
     rouge_2,

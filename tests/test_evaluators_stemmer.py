@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluators.stemmer import stem
+from evaluators.bioasq.stemmer import stem
 
 # Examples from the paper's rule tables, plus biomedical words; expected stems are the output
 # of Martin Porter's reference C implementation (with its two departures: bli -> ble, logi -> log).

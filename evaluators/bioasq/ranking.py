@@ -1,7 +1,7 @@
 """BioASQ task-b ranked-list measures: documents and concepts per question, MAP and GMAP.
 
 Pure functions that follow the official evaluator (BioASQ/Evaluation-Measures, ``EvaluatorTask1b``)
-including its quirks; snippets are in ``evaluators.bioasq_snippets`` and ``evaluators.bioasq``
+including its quirks; snippets are in ``evaluators.bioasq.snippets`` and ``evaluators.bioasq.scoring``
 aggregates. Nothing here reads files, logs or mutates its arguments: the official code changes
 its input lists while scoring, so every function works on its own copies.
 

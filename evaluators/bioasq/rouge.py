@@ -2,7 +2,7 @@
 
 Pure functions, no I/O. Tokenisation follows the ``rouge-score`` package: lowercase, every run
 of characters other than ``a-z0-9`` is a separator, and tokens longer than three characters are
-Porter-stemmed (``evaluators.stemmer``). ROUGE-2 counts shared bigrams; ROUGE-SU4 counts shared
+Porter-stemmed (``evaluators.bioasq.stemmer``). ROUGE-2 counts shared bigrams; ROUGE-SU4 counts shared
 skip-bigrams (two tokens in order with at most four tokens between them) plus shared unigrams,
 as ROUGE-1.5.5 does with ``-2 4 -u``. Counts are clipped (a gram shared twice needs to occur
 twice on both sides). Several reference answers: each value is the maximum over them.
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluators.stemmer import stem
+from evaluators.bioasq.stemmer import stem
 
 MAX_SKIP = 4  # tokens allowed between the two halves of a skip-bigram (ROUGE-S4)
 _SEPARATORS = re.compile(r"[^a-z0-9]+")

@@ -2,10 +2,10 @@
 
 ``evaluate_bioasq`` scores a system response (phase A, phase B or both) against a BioASQ gold
 file the way the official evaluator (BioASQ/Evaluation-Measures, ``EvaluatorTask1b``) does,
-quirks included. The per-question measures live in ``evaluators.bioasq_retrieval``
-(documents, concepts), ``evaluators.bioasq_snippets``, ``evaluators.bioasq_answers`` (yes/no,
-factoid, list) and ``evaluators.rouge`` (ideal answers); which questions each type scores is
-decided in ``evaluators.bioasq_selection``. Pure: no files, no store, no logging. docs/bioasq.md
+quirks included. The per-question measures live in ``evaluators.bioasq.ranking``
+(documents, concepts), ``evaluators.bioasq.snippets``, ``evaluators.bioasq.exact`` (yes/no,
+factoid, list) and ``evaluators.bioasq.rouge`` (ideal answers); which questions each type scores is
+decided in ``evaluators.bioasq.selection``. Pure: no files, no store, no logging. docs/bioasq.md
 describes every rule and quirk.
 """
 
@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from evaluators import bioasq_answers as answers
-from evaluators import bioasq_retrieval as retrieval
-from evaluators import bioasq_snippets as snippet_measures
-from evaluators.bioasq_selection import (
+from evaluators.bioasq import exact as answers
+from evaluators.bioasq import ranking as retrieval
+from evaluators.bioasq import snippets as snippet_measures
+from evaluators.bioasq.rouge import ideal_scores
+from evaluators.bioasq.selection import (
     CONCEPTS,
     DOCUMENTS,
     FACTOID,
@@ -33,7 +34,6 @@ from evaluators.bioasq_selection import (
 from evaluators.errors import UnknownSubExperimentError
 from evaluators.model import BioasqGold, Dataset
 from evaluators.results import EvaluationResult, ExperimentTypeResult, MeasureValue, QuestionScore
-from evaluators.rouge import ideal_scores
 
 PROFILE = "bioasq"
 DEFAULT_VERSION = 8

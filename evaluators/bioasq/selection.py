@@ -4,7 +4,7 @@ The official evaluator decides per measure which gold questions count: every que
 an entry in the response (a missing one is skipped, not scored 0), restricted by question type
 for exact answers, by "both sides have concepts" for concepts, and under version 9 by "the gold
 list is not empty". This module holds those rules as one ``Plan`` per experiment type, and
-pairs gold questions with the response's. Pure; used by ``evaluators.bioasq``.
+pairs gold questions with the response's. Pure; used by ``evaluators.bioasq.scoring``.
 """
 
 from __future__ import annotations

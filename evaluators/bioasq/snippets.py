@@ -3,7 +3,7 @@
 Pure functions that follow the official evaluator (BioASQ/Evaluation-Measures), quirks included:
 section names cut after the first dot, overlapping snippets merged per document and sections,
 inclusive lengths, the "0" against "abstract" special case, PMID identity for P/R but full URLs
-for AP, and document-level relevance in AP. ``evaluators.bioasq`` aggregates the results.
+for AP, and document-level relevance in AP. ``evaluators.bioasq.scoring`` aggregates the results.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from evaluators.bioasq_retrieval import RankedScores, ap_divisor, f1
+from evaluators.bioasq.ranking import RankedScores, ap_divisor, f1
 from evaluators.model import Snippet
 
 

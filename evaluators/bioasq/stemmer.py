@@ -1,4 +1,4 @@
-"""The Porter stemmer, used by ROUGE to compare word forms (``evaluators.rouge``).
+"""The Porter stemmer, used by ROUGE to compare word forms (``evaluators.bioasq.rouge``).
 
 This follows Martin Porter's 1980 algorithm in the form of his reference implementation, which
 ROUGE-1.5.5 ships as its stemmer: it includes the two published departures from the paper

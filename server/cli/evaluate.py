@@ -6,7 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
-from evaluators.bioasq import evaluate_bioasq
+from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.formats import parse_file
