@@ -34,7 +34,7 @@ from evaluators.experiment import (  # noqa: E402
     SystemRequest,
 )
 from evaluators.experiment_model import SoftwareRelease, TaskStatus  # noqa: E402
-from evaluators.systems import SystemKind, builtin_registry  # noqa: E402
+from evaluators.systems.protocol import SystemKind, builtin_registry  # noqa: E402
 from server.config import load_config  # noqa: E402
 from store.triplestore import TripleStore  # noqa: E402
 from tests.plugins.qa_stub import ok, start_stub  # noqa: E402

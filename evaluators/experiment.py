@@ -40,7 +40,7 @@ from evaluators.experiment_recovery import recover_interrupted
 from evaluators.experiment_worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
 from evaluators.knowledge.bases import KnowledgeBase, open_kb
 from evaluators.qa.markings import Markings
-from evaluators.systems import SystemRegistry, public_url
+from evaluators.systems.protocol import SystemRegistry, public_url
 from store import graphs
 from store.triplestore import TripleStore
 from store.visibility import token_hash

@@ -18,7 +18,7 @@ from evaluators.errors import AnswerFileError, UnknownSystemError
 from evaluators.experiment_model import SoftwareRelease, SystemDescription
 from evaluators.experiment_plan import PlannedExperiment, SystemRequest, read_answers
 from evaluators.experiment_read import answers_path, system_descriptions
-from evaluators.systems import (
+from evaluators.systems.protocol import (
     AnswerFileSystem,
     QASystem,
     RequestGate,
@@ -26,7 +26,7 @@ from evaluators.systems import (
     SystemRegistry,
     parse_answer_file,
 )
-from evaluators.webservice import RequestPolicy, WebServiceSystem
+from evaluators.systems.webservice import RequestPolicy, WebServiceSystem
 from store.triplestore import TripleStore
 
 # Replaying an answers file costs nothing; a handful of threads is plenty.

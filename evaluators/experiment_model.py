@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 
 
 class TaskStatus(StrEnum):

@@ -26,7 +26,7 @@ from evaluators.errors import (
 from evaluators.experiment_model import SystemDescription, TaskPlan
 from evaluators.model import Dataset, SourceFormat
 from evaluators.qa.profiles import PROFILES
-from evaluators.systems import (
+from evaluators.systems.protocol import (
     AnswerFileSystem,
     SystemKind,
     SystemRegistry,

@@ -18,7 +18,7 @@ from evaluators.experiment_model import SystemDescription, TaskPlan, TaskStatus
 from evaluators.experiment_rdf import PROFILE_TERMS, STATUS_TERMS, system_configuration_iri
 from evaluators.experiment_results import stored_results
 from evaluators.results import ExperimentTypeResult, measures_json
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from store import graphs, queries
 from store.triplestore import TripleStore
 from vocab.project import QAB

@@ -31,7 +31,7 @@ from evaluators.model import Dataset, Question, SourceFormat
 from evaluators.qa.markings import Markings
 from evaluators.qa.scoring import evaluate
 from evaluators.results import EvaluationResult, MeasureValue
-from evaluators.systems import QASystem, RequestGate
+from evaluators.systems.protocol import QASystem, RequestGate
 
 log = logging.getLogger(__name__)
 

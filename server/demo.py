@@ -16,7 +16,7 @@ from evaluators.datasets.library import load_dataset
 from evaluators.experiment import ExperimentRunner
 from evaluators.experiment_plan import ExperimentRequest, SystemRequest
 from evaluators.knowledge.bases import load_kb
-from evaluators.systems import SystemKind, builtin_registry
+from evaluators.systems.protocol import SystemKind, builtin_registry
 from rag.corpus import read_corpus
 from rag.errors import IndexMissingError
 from rag.index import open_index

@@ -15,7 +15,7 @@ from importlib import metadata
 
 from evaluators.experiment import ExperimentRunner, RunLimits
 from evaluators.experiment_model import SoftwareRelease
-from evaluators.systems import SystemRegistry
+from evaluators.systems.protocol import SystemRegistry
 from server.ask.qa_system import system_registry
 from server.ask.service import RagService
 from server.config import REPO_ROOT, Config

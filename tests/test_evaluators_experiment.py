@@ -27,7 +27,7 @@ from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_plan import new_experiment_id
 from evaluators.experiment_read import list_experiments
 from evaluators.knowledge.bases import load_kb
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from store import graphs
 from store.visibility import private_experiment_ids
 from tests.plugins.qa_stub import ok

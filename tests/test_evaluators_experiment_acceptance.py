@@ -23,7 +23,7 @@ from evaluators.formats import parse_file
 from evaluators.model import Dataset, Question
 from evaluators.qa.scoring import evaluate
 from evaluators.results import EvaluationResult, to_json
-from evaluators.systems import (
+from evaluators.systems.protocol import (
     SystemKind,
     builtin_registry,
 )

@@ -20,7 +20,7 @@ from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import experiment_summary
 from evaluators.experiment_recovery import is_process_alive, process_token, recover_interrupted
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from store import graphs
 from store.triplestore import TripleStore
 from tests.plugins.qa_stub import wait_for

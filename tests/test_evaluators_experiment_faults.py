@@ -13,7 +13,7 @@ from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_task import allowed_errors
 from evaluators.model import Question
 from evaluators.qa.scoring import evaluate
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from tests.plugins.qa_stub import FAULTS, Reply
 from tests.plugins.qa_stub_experiments import TextOracle, faulty, is_faulted, limits_for_tests
 

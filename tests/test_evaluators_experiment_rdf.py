@@ -34,7 +34,7 @@ from evaluators.experiment_read import (
     system_descriptions,
     task_summaries,
 )
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from store import graphs
 from vocab import iris
 from vocab.project import QAB

@@ -20,7 +20,7 @@ import pytest
 from evaluators.datasets import library
 from evaluators.experiment import ExperimentRequest, ExperimentRunner, SystemRequest
 from evaluators.experiment_model import SoftwareRelease
-from evaluators.systems import SystemKind, builtin_registry
+from evaluators.systems.protocol import SystemKind, builtin_registry
 from server.app import create_app
 from server.config import Config
 from store import graphs

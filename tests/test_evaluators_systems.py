@@ -24,7 +24,7 @@ from evaluators.errors import (
 )
 from evaluators.formats import parse_file
 from evaluators.model import AnswerSet, Dataset, Question, QuestionText, SourceFormat
-from evaluators.systems import (
+from evaluators.systems.protocol import (
     GoldSystem,
     RequestGate,
     SystemRegistry,
@@ -33,7 +33,7 @@ from evaluators.systems import (
     check_service_url,
     public_url,
 )
-from evaluators.webservice import RequestPolicy, WebServiceSystem, _retry_after
+from evaluators.systems.webservice import RequestPolicy, WebServiceSystem, _retry_after
 from tests.plugins.qa_stub import FAULTS, Reply, ok
 
 TIMEOUT = 0.6

@@ -13,7 +13,7 @@ import pytest
 from evaluators.datasets import library
 from evaluators.experiment import ExperimentRequest, SystemRequest
 from evaluators.experiment_model import TaskStatus
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from server.app import create_app
 from server.ask.qa_system import system_registry
 from server.config import Config

@@ -153,7 +153,7 @@ def test_unknown_and_private_experiments_are_404_and_the_owner_sees_publish(
 
 def test_a_running_experiment_page_reloads_itself(forms_app: Any) -> None:
     from evaluators.experiment import ExperimentRequest, SystemRequest
-    from evaluators.systems import SystemKind
+    from evaluators.systems.protocol import SystemKind
     from server.services import RUNNER_KEY
 
     runner = forms_app.extensions[RUNNER_KEY]
@@ -249,7 +249,7 @@ def test_unknown_and_private_tasks_are_404(pages_world: PagesWorld) -> None:
 
 def test_task_page_paginates_a_real_dataset(tmp_path: Any, shared_data: Any) -> None:
     from evaluators.experiment import ExperimentRequest, SystemRequest
-    from evaluators.systems import SystemKind
+    from evaluators.systems.protocol import SystemKind
     from server.pages.tasks import PAGE_SIZE
     from server.services import RUNNER_KEY
     from tests.plugins.experiment_pages import make_forms_app
@@ -307,7 +307,7 @@ def test_bioasq_tasks_get_a_table_of_their_own_measures(
     forms_app: Any, shared_data: Any, tmp_path: Any
 ) -> None:
     from evaluators.experiment import ExperimentRequest, SystemRequest
-    from evaluators.systems import SystemKind
+    from evaluators.systems.protocol import SystemKind
     from server.pages.tables import BIOASQ_TYPES
     from server.services import RUNNER_KEY
 

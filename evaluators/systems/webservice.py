@@ -23,7 +23,7 @@ import httpx
 from evaluators.errors import DatasetFormatError, SystemCallError
 from evaluators.formats import parse_system_response
 from evaluators.model import Question
-from evaluators.systems import check_service_url, public_url
+from evaluators.systems.protocol import check_service_url, public_url
 
 _RETRY_STATUS = (429, 503)
 # Wait this long before retrying a refused connection (multiplied by the attempt number).

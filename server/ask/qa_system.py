@@ -1,6 +1,6 @@
 """The RAG system as a built-in system of the experiments runner (``evaluators`` never imports rag).
 
-``RagQASystem`` satisfies ``evaluators.systems.QASystem`` structurally: it asks the pipeline the
+``RagQASystem`` satisfies ``evaluators.systems.protocol.QASystem`` structurally: it asks the pipeline the
 question (with the BioASQ type when the gold question has one) and returns a ``Question`` with
 QALD answers (``server.ask.payloads.answer_terms``) and the BioASQ parts (documents, snippets, exact
 and ideal answer), so both QALD-style and BioASQ scoring can read it. ``register_rag`` adds it
@@ -15,7 +15,7 @@ from dataclasses import replace
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.model import AnswerSet, BioasqGold, Question, QuestionText, Snippet
-from evaluators.systems import SystemRegistry, builtin_registry
+from evaluators.systems.protocol import SystemRegistry, builtin_registry
 from rag.generate import EXTRACTIVE
 from rag.run import RagRun
 from rag.snippets import document_url

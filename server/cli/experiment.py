@@ -22,7 +22,7 @@ from evaluators.experiment import (
 )
 from evaluators.experiment_model import TaskStatus
 from evaluators.experiment_read import ExperimentSummary, list_experiments, summary_json
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from server.cli.context import CliError, Context
 from server.runner import build_runner
 

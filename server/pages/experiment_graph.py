@@ -20,7 +20,7 @@ from evaluators import cube
 from evaluators.experiment_model import SystemDescription
 from evaluators.experiment_read import TaskSummary, task_summaries
 from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from server.pages.tables import BIOASQ_TYPES, QALD_TYPES
 from server.sparql.page import query_link
 from store import graphs, queries

@@ -20,7 +20,7 @@ from werkzeug.datastructures import FileStorage, ImmutableMultiDict, MultiDict
 from werkzeug.utils import secure_filename
 
 from evaluators.experiment_plan import ExperimentRequest, SystemRequest
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 
 SERVICE_ROWS = 3
 ANSWER_ROWS = 3

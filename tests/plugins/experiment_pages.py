@@ -21,7 +21,7 @@ import pytest
 
 from evaluators.datasets import library
 from evaluators.experiment import ExperimentRequest, ExperimentRunner, Submission, SystemRequest
-from evaluators.systems import SystemKind
+from evaluators.systems.protocol import SystemKind
 from server.app import create_app
 from server.config import Config, config_from_dict
 from server.services import RUNNER_KEY, Services
