@@ -1,0 +1,1 @@
+"""Experiments: plan, run, record, read back and recover runs of systems over datasets."""
