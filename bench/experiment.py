@@ -26,14 +26,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from evaluators.datasets import library
-from evaluators.experiment import (  # noqa: E402
+from evaluators.experiments.model import SoftwareRelease, TaskStatus  # noqa: E402
+from evaluators.experiments.runner import (  # noqa: E402
     ExperimentRequest,
     ExperimentRunner,
     ProgressEvent,
     RunLimits,
     SystemRequest,
 )
-from evaluators.experiment_model import SoftwareRelease, TaskStatus  # noqa: E402
 from evaluators.systems.protocol import SystemKind, builtin_registry  # noqa: E402
 from server.config import load_config  # noqa: E402
 from store.triplestore import TripleStore  # noqa: E402

@@ -21,7 +21,7 @@ from typing import cast
 
 from flask import Flask
 
-from evaluators.experiment import ExperimentRunner
+from evaluators.experiments.runner import ExperimentRunner
 from server.ask import routes as ask
 from server.ask.qa_system import system_registry
 from server.ask.service import RagService

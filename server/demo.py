@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 from evaluators.datasets.library import load_dataset
-from evaluators.experiment import ExperimentRunner
-from evaluators.experiment_plan import ExperimentRequest, SystemRequest
+from evaluators.experiments.plan import ExperimentRequest, SystemRequest
+from evaluators.experiments.runner import ExperimentRunner
 from evaluators.knowledge.bases import load_kb
 from evaluators.systems.protocol import SystemKind, builtin_registry
 from rag.corpus import read_corpus

@@ -13,8 +13,8 @@ import subprocess
 from collections.abc import Callable
 from importlib import metadata
 
-from evaluators.experiment import ExperimentRunner, RunLimits
-from evaluators.experiment_model import SoftwareRelease
+from evaluators.experiments.model import SoftwareRelease
+from evaluators.experiments.runner import ExperimentRunner, RunLimits
 from evaluators.systems.protocol import SystemRegistry
 from server.ask.qa_system import system_registry
 from server.ask.service import RagService

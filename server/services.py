@@ -20,7 +20,7 @@ from typing import TypeVar
 from flask import current_app
 from pyoxigraph import NamedNode
 
-from evaluators.experiment import ExperimentRunner
+from evaluators.experiments.runner import ExperimentRunner
 from server.config import Config
 from server.sparql.replica import Replica, Snapshot
 from server.sparql.workers import QueryPool

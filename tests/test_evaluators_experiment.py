@@ -22,10 +22,10 @@ from evaluators.errors import (
     UnknownSubExperimentError,
     UnknownSystemError,
 )
-from evaluators.experiment import ExperimentRequest, SystemRequest
-from evaluators.experiment_model import TaskStatus
-from evaluators.experiment_plan import new_experiment_id
-from evaluators.experiment_read import list_experiments
+from evaluators.experiments.model import TaskStatus
+from evaluators.experiments.plan import new_experiment_id
+from evaluators.experiments.read import list_experiments
+from evaluators.experiments.runner import ExperimentRequest, SystemRequest
 from evaluators.knowledge.bases import load_kb
 from evaluators.systems.protocol import SystemKind
 from store import graphs

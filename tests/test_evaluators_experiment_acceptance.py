@@ -13,11 +13,16 @@ import pytest
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.datasets import library
-from evaluators.experiment import ExperimentRequest, ExperimentRunner, Submission, SystemRequest
-from evaluators.experiment_model import SoftwareRelease, TaskStatus
-from evaluators.experiment_read import (
+from evaluators.experiments.model import SoftwareRelease, TaskStatus
+from evaluators.experiments.read import (
     ExperimentSummary,
     summary_json,
+)
+from evaluators.experiments.runner import (
+    ExperimentRequest,
+    ExperimentRunner,
+    Submission,
+    SystemRequest,
 )
 from evaluators.formats import parse_file
 from evaluators.model import Dataset, Question

@@ -16,10 +16,10 @@ import pytest
 from pyoxigraph import NamedNode
 
 from evaluators.datasets import library
-from evaluators.experiment import ExperimentRequest, SystemRequest
-from evaluators.experiment_model import TaskStatus
-from evaluators.experiment_read import experiment_summary
-from evaluators.experiment_recovery import is_process_alive, process_token, recover_interrupted
+from evaluators.experiments.model import TaskStatus
+from evaluators.experiments.read import experiment_summary
+from evaluators.experiments.recovery import is_process_alive, process_token, recover_interrupted
+from evaluators.experiments.runner import ExperimentRequest, SystemRequest
 from evaluators.systems.protocol import SystemKind
 from store import graphs
 from store.triplestore import TripleStore

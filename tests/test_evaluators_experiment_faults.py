@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from evaluators.experiment import ExperimentRequest, SystemRequest
-from evaluators.experiment_model import TaskStatus
-from evaluators.experiment_task import allowed_errors
+from evaluators.experiments.model import TaskStatus
+from evaluators.experiments.runner import ExperimentRequest, SystemRequest
+from evaluators.experiments.task import allowed_errors
 from evaluators.model import Question
 from evaluators.qa.scoring import evaluate
 from evaluators.systems.protocol import SystemKind

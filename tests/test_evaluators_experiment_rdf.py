@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad
 
-from evaluators.experiment_model import (
+from evaluators.experiments.model import (
     CODE_FINISHED,
     CODE_INTERRUPTED,
     CODE_RUNNING,
@@ -19,7 +19,7 @@ from evaluators.experiment_model import (
     TaskState,
     TaskStatus,
 )
-from evaluators.experiment_rdf import (
+from evaluators.experiments.rdf import (
     STATE_PREDICATES,
     STATUS_TERMS,
     admin_quads,
@@ -29,7 +29,7 @@ from evaluators.experiment_rdf import (
     state_quads,
     system_configuration_iri,
 )
-from evaluators.experiment_read import (
+from evaluators.experiments.read import (
     list_experiments,
     system_descriptions,
     task_summaries,

@@ -18,8 +18,8 @@ from urllib.parse import unquote_plus
 import pytest
 
 from evaluators.datasets import library
-from evaluators.experiment import ExperimentRequest, ExperimentRunner, SystemRequest
-from evaluators.experiment_model import SoftwareRelease
+from evaluators.experiments.model import SoftwareRelease
+from evaluators.experiments.runner import ExperimentRequest, ExperimentRunner, SystemRequest
 from evaluators.systems.protocol import SystemKind, builtin_registry
 from server.app import create_app
 from server.config import Config

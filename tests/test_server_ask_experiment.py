@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from evaluators.datasets import library
-from evaluators.experiment import ExperimentRequest, SystemRequest
-from evaluators.experiment_model import TaskStatus
+from evaluators.experiments.model import TaskStatus
+from evaluators.experiments.runner import ExperimentRequest, SystemRequest
 from evaluators.systems.protocol import SystemKind
 from server.app import create_app
 from server.ask.qa_system import system_registry

@@ -152,7 +152,7 @@ def test_unknown_and_private_experiments_are_404_and_the_owner_sees_publish(
 
 
 def test_a_running_experiment_page_reloads_itself(forms_app: Any) -> None:
-    from evaluators.experiment import ExperimentRequest, SystemRequest
+    from evaluators.experiments.runner import ExperimentRequest, SystemRequest
     from evaluators.systems.protocol import SystemKind
     from server.services import RUNNER_KEY
 
@@ -248,7 +248,7 @@ def test_unknown_and_private_tasks_are_404(pages_world: PagesWorld) -> None:
 
 
 def test_task_page_paginates_a_real_dataset(tmp_path: Any, shared_data: Any) -> None:
-    from evaluators.experiment import ExperimentRequest, SystemRequest
+    from evaluators.experiments.runner import ExperimentRequest, SystemRequest
     from evaluators.systems.protocol import SystemKind
     from server.pages.tasks import PAGE_SIZE
     from server.services import RUNNER_KEY
@@ -306,7 +306,7 @@ def test_system_page_lists_the_visible_tasks_of_the_system(pages_world: PagesWor
 def test_bioasq_tasks_get_a_table_of_their_own_measures(
     forms_app: Any, shared_data: Any, tmp_path: Any
 ) -> None:
-    from evaluators.experiment import ExperimentRequest, SystemRequest
+    from evaluators.experiments.runner import ExperimentRequest, SystemRequest
     from evaluators.systems.protocol import SystemKind
     from server.pages.tables import BIOASQ_TYPES
     from server.services import RUNNER_KEY

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.errors import AnswerFileError, UnknownSystemError
-from evaluators.experiment_model import SoftwareRelease, SystemDescription
-from evaluators.experiment_plan import PlannedExperiment, SystemRequest, read_answers
-from evaluators.experiment_read import answers_path, system_descriptions
+from evaluators.experiments.model import SoftwareRelease, SystemDescription
+from evaluators.experiments.plan import PlannedExperiment, SystemRequest, read_answers
+from evaluators.experiments.read import answers_path, system_descriptions
 from evaluators.systems.protocol import (
     AnswerFileSystem,
     QASystem,

@@ -23,7 +23,7 @@ from evaluators.errors import (
     UnknownSubExperimentError,
     UnknownSystemError,
 )
-from evaluators.experiment_model import SystemDescription, TaskPlan
+from evaluators.experiments.model import SystemDescription, TaskPlan
 from evaluators.model import Dataset, SourceFormat
 from evaluators.qa.profiles import PROFILES
 from evaluators.systems.protocol import (

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from evaluators.experiment_model import (
+from evaluators.experiments.model import (
     CODE_RUNNING,
     ExperimentRecord,
     KbDescription,

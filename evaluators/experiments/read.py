@@ -14,9 +14,9 @@ from urllib.parse import unquote
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.errors import UnknownExperimentError
-from evaluators.experiment_model import SystemDescription, TaskPlan, TaskStatus
-from evaluators.experiment_rdf import PROFILE_TERMS, STATUS_TERMS, system_configuration_iri
-from evaluators.experiment_results import stored_results
+from evaluators.experiments.model import SystemDescription, TaskPlan, TaskStatus
+from evaluators.experiments.rdf import PROFILE_TERMS, STATUS_TERMS, system_configuration_iri
+from evaluators.experiments.results import stored_results
 from evaluators.results import ExperimentTypeResult, measures_json
 from evaluators.systems.protocol import SystemKind
 from store import graphs, queries

@@ -18,9 +18,8 @@ from pathlib import Path
 
 from pyoxigraph import Literal, Quad
 
-from evaluators import experiment_model as model
-from evaluators import experiment_rdf as rdf
-from evaluators.experiment_read import experiment_id_of, list_experiments
+from evaluators.experiments import model, rdf
+from evaluators.experiments.read import experiment_id_of, list_experiments
 from store import graphs, queries
 from store.triplestore import TripleStore
 from vocab import iris

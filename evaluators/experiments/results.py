@@ -11,7 +11,7 @@ from collections import defaultdict
 from pyoxigraph import NamedNode, Quad
 
 from evaluators import cube
-from evaluators.experiment_model import TaskPlan
+from evaluators.experiments.model import TaskPlan
 from evaluators.results import MEASURES, EvaluationResult, ExperimentTypeResult, MeasureValue
 from store import graphs, queries
 from store.triplestore import TripleStore

@@ -3,7 +3,7 @@ publish. The only module in ``evaluators`` that writes experiments to the store.
 
 Each task's outcome (state, times, error count and its Data Cube results) is written in one
 transaction, so a process killed at any moment leaves every task queued, running or complete,
-never half-written. ``evaluators.experiment_recovery`` turns the leftovers of a dead process into
+never half-written. ``evaluators.experiments.recovery`` turns the leftovers of a dead process into
 ``interrupted`` tasks, and ``ExperimentRunner.resume`` finishes exactly those.
 """
 
@@ -18,17 +18,16 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, Quad
 
-from evaluators import experiment_model as model
-from evaluators import experiment_rdf as rdf
 from evaluators.errors import EvaluationError
-from evaluators.experiment_handles import RunLimits, SystemHandles
-from evaluators.experiment_plan import (
+from evaluators.experiments import model, rdf
+from evaluators.experiments.handles import RunLimits, SystemHandles
+from evaluators.experiments.plan import (
     ExperimentRequest,
     SystemRequest,
     new_experiment_id,
     plan_experiment,
 )
-from evaluators.experiment_read import (
+from evaluators.experiments.read import (
     ExperimentOverview,
     ExperimentSummary,
     experiment_summary,
@@ -36,8 +35,8 @@ from evaluators.experiment_read import (
     overview,
     task_summaries,
 )
-from evaluators.experiment_recovery import recover_interrupted
-from evaluators.experiment_worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
+from evaluators.experiments.recovery import recover_interrupted
+from evaluators.experiments.worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
 from evaluators.knowledge.bases import KnowledgeBase, open_kb
 from evaluators.qa.markings import Markings
 from evaluators.systems.protocol import SystemRegistry, public_url

@@ -1,6 +1,6 @@
 """Run one task: ask a system every question of a dataset, count errors, score the answers.
 
-No store access here: the caller (``evaluators.experiment``) reads the dataset and writes the
+No store access here: the caller (``evaluators.experiments.runner``) reads the dataset and writes the
 outcome. Questions are asked in parallel, bounded by the system's ``RequestGate``. A failing
 call is one error for that question and is scored as an empty answer; when errors exceed
 ``ceil(tolerance x N)`` (N = questions with text in the task's language; GERBIL's 25% rule,
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from evaluators.bioasq.scoring import PROFILE as BIOASQ_PROFILE
 from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.errors import SystemCallError
-from evaluators.experiment_model import (
+from evaluators.experiments.model import (
     CODE_FINISHED,
     CODE_INTERRUPTED,
     CODE_TOO_MANY_ERRORS,

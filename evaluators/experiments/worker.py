@@ -16,14 +16,13 @@ from datetime import UTC, datetime
 
 from pyoxigraph import Quad
 
-from evaluators import experiment_model as model
-from evaluators import experiment_rdf as rdf
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
-from evaluators.experiment_handles import RunLimits, SystemHandles
-from evaluators.experiment_recovery import process_token, task_state_quads
-from evaluators.experiment_results import result_quads
-from evaluators.experiment_task import TaskOutcome, TaskSettings, run_task
+from evaluators.experiments import model, rdf
+from evaluators.experiments.handles import RunLimits, SystemHandles
+from evaluators.experiments.recovery import process_token, task_state_quads
+from evaluators.experiments.results import result_quads
+from evaluators.experiments.task import TaskOutcome, TaskSettings, run_task
 from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.qa.markings import Markings
 from store import graphs

@@ -1,7 +1,7 @@
 """``qabench experiment ...``: run, resume, show, list and publish experiments.
 
 Prints the experiment id as soon as it is stored, a progress bar on a terminal only, then the
-summary (``--json``: the document of ``evaluators.experiment_read.summary_json``). The runner
+summary (``--json``: the document of ``evaluators.experiments.read.summary_json``). The runner
 comes from ``server.runner.build_runner``, the same wiring the web application uses.
 """
 
@@ -13,15 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluators.experiment import (
+from evaluators.experiments.model import TaskStatus
+from evaluators.experiments.read import ExperimentSummary, list_experiments, summary_json
+from evaluators.experiments.runner import (
     ExperimentRequest,
     ExperimentRunner,
     ProgressEvent,
     SystemRequest,
     recover_interrupted,
 )
-from evaluators.experiment_model import TaskStatus
-from evaluators.experiment_read import ExperimentSummary, list_experiments, summary_json
 from evaluators.systems.protocol import SystemKind
 from server.cli.context import CliError, Context
 from server.runner import build_runner

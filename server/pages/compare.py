@@ -19,7 +19,7 @@ from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.errors import EvaluationError
-from evaluators.experiment_read import TaskSummary
+from evaluators.experiments.read import TaskSummary
 from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore
 from evaluators.significance import (
     Interval,

@@ -17,8 +17,8 @@ from urllib.parse import unquote
 from pyoxigraph import Literal, NamedNode, QuerySolutions
 
 from evaluators import cube
-from evaluators.experiment_model import SystemDescription
-from evaluators.experiment_read import TaskSummary, task_summaries
+from evaluators.experiments.model import SystemDescription
+from evaluators.experiments.read import TaskSummary, task_summaries
 from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue
 from evaluators.systems.protocol import SystemKind
 from server.pages.tables import BIOASQ_TYPES, QALD_TYPES

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from flask import Flask, render_template, request
 from pyoxigraph import NamedNode
 
-from evaluators.experiment_model import TaskStatus
-from evaluators.experiment_read import TaskSummary
+from evaluators.experiments.model import TaskStatus
+from evaluators.experiments.read import TaskSummary
 from server.linked_data.documents import experiment_graph_of
 from server.linked_data.routes import alternate_links, register_html_page
 from server.linked_data.terms import describe

@@ -21,7 +21,7 @@ from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.datasets.library import list_versions
-from evaluators.experiment_rdf import PROFILE_TERMS
+from evaluators.experiments.rdf import PROFILE_TERMS
 from evaluators.results import MEASURES
 from server.pages.charts import bar_chart
 from server.pages.compare import DATA_FORMS

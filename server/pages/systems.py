@@ -14,7 +14,7 @@ from itertools import islice
 from flask import Flask, render_template
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.experiment_read import TaskSummary
+from evaluators.experiments.read import TaskSummary
 from server.linked_data.routes import alternate_links, register_html_page
 from server.pages.experiments import cached_experiment
 from server.pages.tables import Footnotes, main_columns, qald_rows

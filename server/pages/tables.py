@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evaluators.experiment_read import TaskSummary
+from evaluators.experiments.read import TaskSummary
 from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue
 
 # The GERBIL columns of the main table, in GERBIL's order.

@@ -17,7 +17,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, QuerySolutions
 
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
-from evaluators.experiment_read import TaskSummary
+from evaluators.experiments.read import TaskSummary
 from evaluators.qa.scoring import Breakdown, breakdowns
 from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore
 from server.linked_data.terms import TermView, term_view

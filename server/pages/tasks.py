@@ -19,7 +19,7 @@ from flask import Flask, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
-from evaluators.experiment_read import TaskSummary
+from evaluators.experiments.read import TaskSummary
 from evaluators.qa.scoring import Breakdown
 from evaluators.results import MeasureValue
 from server.linked_data.routes import alternate_links, register_html_page

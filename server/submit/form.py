@@ -19,7 +19,7 @@ from pathlib import Path
 from werkzeug.datastructures import FileStorage, ImmutableMultiDict, MultiDict
 from werkzeug.utils import secure_filename
 
-from evaluators.experiment_plan import ExperimentRequest, SystemRequest
+from evaluators.experiments.plan import ExperimentRequest, SystemRequest
 from evaluators.systems.protocol import SystemKind
 
 SERVICE_ROWS = 3

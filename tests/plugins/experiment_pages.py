@@ -20,7 +20,12 @@ from typing import Any
 import pytest
 
 from evaluators.datasets import library
-from evaluators.experiment import ExperimentRequest, ExperimentRunner, Submission, SystemRequest
+from evaluators.experiments.runner import (
+    ExperimentRequest,
+    ExperimentRunner,
+    Submission,
+    SystemRequest,
+)
 from evaluators.systems.protocol import SystemKind
 from server.app import create_app
 from server.config import Config, config_from_dict

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from evaluators.datasets import library
-from evaluators.experiment_read import TaskSummary, list_experiments
+from evaluators.experiments.read import TaskSummary, list_experiments
 from evaluators.qa.scoring import evaluate
 from evaluators.results import ExperimentTypeResult
 from evaluators.systems.protocol import parse_answer_file

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from evaluators.datasets import library
-from evaluators.experiment import ExperimentRunner, RunLimits
-from evaluators.experiment_model import SoftwareRelease
+from evaluators.experiments.model import SoftwareRelease
+from evaluators.experiments.runner import ExperimentRunner, RunLimits
 from evaluators.model import Dataset, Question
 from evaluators.systems.protocol import SystemRegistry, builtin_registry
 from server.config import Config
