@@ -1,0 +1,3 @@
+"""What every format parser reads through: bytes and JSON with limits, safe XML, typed JSON fields,
+answer values, SPARQL JSON results, question fields, diagnostics.
+"""
