@@ -14,16 +14,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evaluators.formats import bioasq, eqald, lcquad, nlq, qald_json, qald_xml
-from evaluators.formats.diagnostics import Diagnostics, quote
-from evaluators.formats.jsonfield import child, describe, expect_list, item
-from evaluators.formats.source import (
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.jsonfield import child, describe, expect_list, item
+from evaluators.formats.parsing.source import (
     decode_text,
     first_significant_char,
     load_json,
     read_file,
     split_bom,
 )
-from evaluators.formats.xml_document import decode_xml, local_name, root_name
+from evaluators.formats.parsing.xml_document import decode_xml, local_name, root_name
 from evaluators.model import Dataset, Question, SourceFormat
 
 __all__ = ["detect_format", "parse_bytes", "parse_file", "parse_system_response"]

@@ -10,8 +10,8 @@ written: lower-casing, section cutting and de-duplication belong to the scoring 
 
 from __future__ import annotations
 
-from evaluators.formats.diagnostics import Diagnostics
-from evaluators.formats.jsonfield import (
+from evaluators.formats.parsing.diagnostics import Diagnostics
+from evaluators.formats.parsing.jsonfield import (
     check_keys,
     child,
     describe,
@@ -24,8 +24,8 @@ from evaluators.formats.jsonfield import (
     required,
     str_tuple,
 )
+from evaluators.formats.parsing.question_fields import TextCollector
 from evaluators.formats.qald_json import warn_duplicate_ids
-from evaluators.formats.question_fields import TextCollector
 from evaluators.model import BioasqGold, Dataset, Question, Snippet, SourceFormat
 
 _TOP_KEYS = frozenset({"questions"})

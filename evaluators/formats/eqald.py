@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evaluators.formats.diagnostics import Diagnostics
 from evaluators.formats.eqald_annotation import read_annotations
-from evaluators.formats.jsonfield import (
+from evaluators.formats.parsing.diagnostics import Diagnostics
+from evaluators.formats.parsing.jsonfield import (
     check_keys,
     child,
     describe,
@@ -26,6 +26,8 @@ from evaluators.formats.jsonfield import (
     required,
     str_tuple,
 )
+from evaluators.formats.parsing.question_fields import TextCollector, answer_type, is_out_of_scope
+from evaluators.formats.parsing.sparql_results import answer_sets
 from evaluators.formats.qald_json import (
     FLAGS,
     dataset_header,
@@ -34,8 +36,6 @@ from evaluators.formats.qald_json import (
     stripped,
     warn_duplicate_ids,
 )
-from evaluators.formats.question_fields import TextCollector, answer_type, is_out_of_scope
-from evaluators.formats.sparql_results import answer_sets
 from evaluators.model import Annotation, Dataset, Question, SourceFormat
 
 _TOP_KEYS = frozenset({"dataset", "questions"})

@@ -9,8 +9,8 @@ its first occurrence in the question. Spans outside the question are reported an
 
 from __future__ import annotations
 
-from evaluators.formats.diagnostics import Diagnostics, quote
-from evaluators.formats.jsonfield import (
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.jsonfield import (
     check_keys,
     child,
     describe,

@@ -8,8 +8,8 @@ LC-QuAD publishes no answers, so every question has ``answers=None``.
 
 from __future__ import annotations
 
-from evaluators.formats.diagnostics import Diagnostics
-from evaluators.formats.jsonfield import (
+from evaluators.formats.parsing.diagnostics import Diagnostics
+from evaluators.formats.parsing.jsonfield import (
     check_keys,
     expect_list,
     expect_object,
@@ -18,8 +18,8 @@ from evaluators.formats.jsonfield import (
     opt_str,
     required,
 )
+from evaluators.formats.parsing.question_fields import is_out_of_scope
 from evaluators.formats.qald_json import stripped, warn_duplicate_ids
-from evaluators.formats.question_fields import is_out_of_scope
 from evaluators.model import Dataset, Question, QuestionText, SourceFormat
 
 _KEYS = frozenset(

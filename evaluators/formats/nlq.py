@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import Literal
 
-from evaluators.formats.diagnostics import Diagnostics
-from evaluators.formats.jsonfield import (
+from evaluators.formats.parsing.diagnostics import Diagnostics
+from evaluators.formats.parsing.jsonfield import (
     check_keys,
     expect_list,
     expect_object,
@@ -24,8 +24,8 @@ from evaluators.formats.jsonfield import (
     opt_str,
     required,
 )
+from evaluators.formats.parsing.question_fields import TextCollector, is_out_of_scope
 from evaluators.formats.qald_json import stripped
-from evaluators.formats.question_fields import TextCollector, is_out_of_scope
 from evaluators.model import AnswerSet, Dataset, Question, SourceFormat
 
 _KEYS = frozenset({"id", "lang", "question", "answer", "type", "sparql"})

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 
-from evaluators.formats.diagnostics import Diagnostics
-from evaluators.formats.jsonfield import (
+from evaluators.formats.parsing.diagnostics import Diagnostics
+from evaluators.formats.parsing.jsonfield import (
     check_keys,
     child,
     expect_list,
@@ -24,14 +24,14 @@ from evaluators.formats.jsonfield import (
     required,
     str_tuple,
 )
-from evaluators.formats.question_fields import (
+from evaluators.formats.parsing.question_fields import (
     TextCollector,
     answer_type,
     flag,
     is_out_of_scope,
     split_keywords,
 )
-from evaluators.formats.sparql_results import answer_sets
+from evaluators.formats.parsing.sparql_results import answer_sets
 from evaluators.model import Dataset, Question, QuestionText, SourceFormat
 
 _TOP_KEYS = frozenset({"dataset", "questions"})

@@ -6,24 +6,24 @@ holds ``<string lang>`` (no ``lang`` means English, as in QALD-1), ``<keywords l
 ``<answer>`` text, as ``<answer>`` with ``<uri>``/``<string>``/``<number>``/``<date>``/
 ``<boolean>`` children, as such children directly under ``<answers>``, or (NLIWOD's qbench) as
 children named after SPARQL variables, possibly nested in ``<query>``. Values are read by the
-rules of ``evaluators.formats.values``; nothing is normalised for scoring here.
+rules of ``evaluators.formats.parsing.values``; nothing is normalised for scoring here.
 """
 
 from __future__ import annotations
 
 from xml.etree.ElementTree import Element  # a type only; parsing uses defusedxml
 
-from evaluators.formats.diagnostics import Diagnostics, quote
-from evaluators.formats.qald_json import FLAGS, stripped, warn_duplicate_ids
-from evaluators.formats.question_fields import (
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.question_fields import (
     TextCollector,
     answer_type,
     flag,
     is_out_of_scope,
     split_keywords,
 )
-from evaluators.formats.values import AnswerSetBuilder, text_value
-from evaluators.formats.xml_document import XmlDocument, decode_xml, load_xml, local_name
+from evaluators.formats.parsing.values import AnswerSetBuilder, text_value
+from evaluators.formats.parsing.xml_document import XmlDocument, decode_xml, load_xml, local_name
+from evaluators.formats.qald_json import FLAGS, stripped, warn_duplicate_ids
 from evaluators.model import AnswerSet, Dataset, Question, SourceFormat
 
 _DATASET_ATTRIBUTES = frozenset({"id", "description"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from evaluators.formats.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_:-]*\Z")
 

@@ -7,7 +7,7 @@ the ``OUT OF SCOPE`` marker in queries. Pure functions and a small builder; no I
 
 from __future__ import annotations
 
-from evaluators.formats.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
 from evaluators.model import AnswerType, QuestionText
 
 # Spellings found in real QALD files, mapped to the answer type they mean.

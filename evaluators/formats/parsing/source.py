@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from evaluators.errors import DatasetFormatError, DatasetTooLargeError
-from evaluators.formats.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
 
 # Byte-order marks, longest first: the UTF-32 LE mark starts with the UTF-16 LE one.
 _BOMS: tuple[tuple[bytes, str], ...] = (

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pyoxigraph import Literal
 
-from evaluators.formats.diagnostics import Diagnostics, quote
-from evaluators.formats.jsonfield import (
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.jsonfield import (
     check_keys,
     child,
     describe,
@@ -21,8 +21,8 @@ from evaluators.formats.jsonfield import (
     item,
     opt_str,
 )
-from evaluators.formats.source import load_embedded_json
-from evaluators.formats.values import AnswerSetBuilder, iri_value, literal_value, text_value
+from evaluators.formats.parsing.source import load_embedded_json
+from evaluators.formats.parsing.values import AnswerSetBuilder, iri_value, literal_value, text_value
 from evaluators.model import AnswerSet, AnswerValue
 
 _RESULT_KEYS = frozenset({"head", "results", "boolean"})

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.formats.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
 from evaluators.model import AnswerSet, AnswerValue
 from vocab.standard import XSD
 

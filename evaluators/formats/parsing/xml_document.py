@@ -20,8 +20,8 @@ from xml.etree.ElementTree import Element, TreeBuilder
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser, ParseError
 
-from evaluators.formats.diagnostics import Diagnostics, quote
-from evaluators.formats.source import decode_text, split_bom
+from evaluators.formats.parsing.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.source import decode_text, split_bom
 
 # The prolog may hold an XML declaration, processing instructions, comments and blanks.
 _PROLOG = re.compile(r"\A\s*(?:<\?.*?\?>\s*|<!--.*?-->\s*)*", re.DOTALL)
