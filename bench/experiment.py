@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluators.datasets import library
+from evaluators.datasets import library  # noqa: E402
 from evaluators.experiments.model import SoftwareRelease, TaskStatus  # noqa: E402
 from evaluators.experiments.runner import (  # noqa: E402
     ExperimentRequest,

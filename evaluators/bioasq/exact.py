@@ -1,7 +1,7 @@
 """BioASQ task-b phase B measures: yes/no, factoid and list exact answers.
 
-Pure functions that follow the official evaluator (BioASQ/Evaluation-Measures) including its
-quirks; ``evaluators.bioasq.scoring`` pairs gold and system questions and aggregates. The official code
+Pure functions that follow the official evaluator (BioASQ/Evaluation-Measures) including its quirks;
+``evaluators.bioasq.scoring`` pairs gold and system questions and aggregates. The official code
 removes matched entries from its answer lists while scoring a list question; here every function
 works on its own copies and never changes its arguments.
 

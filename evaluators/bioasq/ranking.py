@@ -1,9 +1,9 @@
 """BioASQ task-b ranked-list measures: documents and concepts per question, MAP and GMAP.
 
 Pure functions that follow the official evaluator (BioASQ/Evaluation-Measures, ``EvaluatorTask1b``)
-including its quirks; snippets are in ``evaluators.bioasq.snippets`` and ``evaluators.bioasq.scoring``
-aggregates. Nothing here reads files, logs or mutates its arguments: the official code changes
-its input lists while scoring, so every function works on its own copies.
+including its quirks; snippets are in ``evaluators.bioasq.snippets`` and
+``evaluators.bioasq.scoring`` aggregates. Nothing here reads files, logs or mutates its arguments:
+the official code changes its input lists while scoring, so every function works on its own copies.
 
 The ``version`` argument is the evaluator's ``-e`` flag (2, 3, 5, 8 or 9); here it only changes
 the divisor of average precision (see ``ap_divisor``).

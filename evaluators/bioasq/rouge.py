@@ -1,11 +1,11 @@
 """ROUGE-2 and ROUGE-SU4 for BioASQ ideal answers (recall, precision and F1).
 
-Pure functions, no I/O. Tokenisation follows the ``rouge-score`` package: lowercase, every run
-of characters other than ``a-z0-9`` is a separator, and tokens longer than three characters are
-Porter-stemmed (``evaluators.bioasq.stemmer``). ROUGE-2 counts shared bigrams; ROUGE-SU4 counts shared
-skip-bigrams (two tokens in order with at most four tokens between them) plus shared unigrams,
-as ROUGE-1.5.5 does with ``-2 4 -u``. Counts are clipped (a gram shared twice needs to occur
-twice on both sides). Several reference answers: each value is the maximum over them.
+Pure functions, no I/O. Tokenisation follows the ``rouge-score`` package: lowercase, every run of
+characters other than ``a-z0-9`` is a separator, and tokens longer than three characters are
+Porter-stemmed (``evaluators.bioasq.stemmer``). ROUGE-2 counts shared bigrams; ROUGE-SU4 counts
+shared skip-bigrams (two tokens in order with at most four tokens between them) plus shared
+unigrams, as ROUGE-1.5.5 does with ``-2 4 -u``. Counts are clipped (a gram shared twice needs to
+occur twice on both sides). Several reference answers: each value is the maximum over them.
 """
 
 from __future__ import annotations

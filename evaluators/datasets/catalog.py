@@ -40,7 +40,9 @@ class CatalogEntry:
 @cache
 def catalog() -> dict[str, CatalogEntry]:
     """Return the built-in catalog keyed by name."""
-    raw = tomllib.loads(resources.files("evaluators").joinpath("catalog.toml").read_text("utf-8"))
+    raw = tomllib.loads(
+        resources.files("evaluators.datasets").joinpath("catalog.toml").read_text("utf-8")
+    )
     return {
         name: CatalogEntry(
             name=name,

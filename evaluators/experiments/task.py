@@ -1,7 +1,7 @@
 """Run one task: ask a system every question of a dataset, count errors, score the answers.
 
-No store access here: the caller (``evaluators.experiments.runner``) reads the dataset and writes the
-outcome. Questions are asked in parallel, bounded by the system's ``RequestGate``. A failing
+No store access here: the caller (``evaluators.experiments.runner``) reads the dataset and writes
+the outcome. Questions are asked in parallel, bounded by the system's ``RequestGate``. A failing
 call is one error for that question and is scored as an empty answer; when errors exceed
 ``ceil(tolerance x N)`` (N = questions with text in the task's language; GERBIL's 25% rule,
 reference gerbil-qa.md §2.5) the task stops asking and is aborted without scores.

@@ -2,9 +2,10 @@
 
 A system is asked one question at a time and returns its answer as a ``Question`` (answers, and
 optionally SPARQL, answer type and annotations). Three kinds exist: web services (the GERBIL QA
-protocol, in ``evaluators.systems.webservice``), uploaded answer files, and built-in systems that run in
-this process (``gold`` here; the RAG system is registered by ``server/``, because ``evaluators``
-never imports ``rag``). This module performs no store writes and keeps no global state.
+protocol, in ``evaluators.systems.webservice``), uploaded answer files, and built-in systems that
+run in this process (``gold`` here; the RAG system is registered by ``server/``, because
+``evaluators`` never imports ``rag``). This module performs no store writes and keeps no global
+state.
 """
 
 from __future__ import annotations

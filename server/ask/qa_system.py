@@ -1,11 +1,11 @@
 """The RAG system as a built-in system of the experiments runner (``evaluators`` never imports rag).
 
-``RagQASystem`` satisfies ``evaluators.systems.protocol.QASystem`` structurally: it asks the pipeline the
-question (with the BioASQ type when the gold question has one) and returns a ``Question`` with
-QALD answers (``server.ask.payloads.answer_terms``) and the BioASQ parts (documents, snippets, exact
-and ideal answer), so both QALD-style and BioASQ scoring can read it. ``register_rag`` adds it
-to a registry as ``rag`` (the configured generator) and, when that is not the extractive one,
-also as ``rag-extractive``.
+``RagQASystem`` satisfies ``evaluators.systems.protocol.QASystem`` structurally: it asks the
+pipeline the question (with the BioASQ type when the gold question has one) and returns a
+``Question`` with QALD answers (``server.ask.payloads.answer_terms``) and the BioASQ parts
+(documents, snippets, exact and ideal answer), so both QALD-style and BioASQ scoring can read it.
+``register_rag`` adds it to a registry as ``rag`` (the configured generator) and, when that is not
+the extractive one, also as ``rag-extractive``.
 """
 
 from __future__ import annotations
