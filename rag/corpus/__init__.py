@@ -1,0 +1,3 @@
+"""Corpus records and their readers: PubMed XML, JSON Lines/JSON/TSV, BioASQ snippets, knowledge-
+base abstracts.
+"""
