@@ -1,7 +1,7 @@
 """RAG answering benchmark: per-stage latency and BioASQ scores of the generators on 20 questions.
 
 Corpus: the BioASQ 2013 training questions name their documents only as PMIDs, so the corpus is
-made of their gold snippets (``rag.bioasq_corpus``): per PMID, each title and abstract snippet
+made of their gold snippets (``rag.corpus.bioasq_snippets``): per PMID, each title and abstract snippet
 is placed at its gold offset. That favours every system equally and makes retrieval easier than
 real PubMed; it measures the pipeline, not PubMed search.
 Questions: the first five questions of each type (yesno, factoid, list, summary) by id, 20 in
@@ -39,7 +39,7 @@ import numpy as np
 from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset
-from rag.bioasq_corpus import read_bioasq_snippets
+from rag.corpus.bioasq_snippets import read_bioasq_snippets
 from rag.errors import IndexMissingError
 from rag.generate import (
     EXTRACTIVE,

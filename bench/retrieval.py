@@ -22,8 +22,8 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from rag.article import Article
-from rag.corpus import read_corpus
+from rag.corpus.article import Article
+from rag.corpus.reader import read_corpus
 from rag.index import open_index
 from rag.retrieve import WhooshRetriever, question_query
 

@@ -25,7 +25,7 @@ from whoosh import fields, index, scoring
 from whoosh.index import IndexError as WhooshIndexError
 from whoosh.index import LockError
 
-from rag.article import Article
+from rag.corpus.article import Article
 from rag.errors import IndexMissingError, QuerySyntaxError, RagError
 from rag.query import check_query, markers
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from rag.article import Article
+from rag.corpus.article import Article
 from rag.index import QUERY_FIELDS, STOP_WORD_LIST, Hit, LiteratureIndex
 from rag.query import broadened, check_query, content_words
 

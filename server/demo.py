@@ -17,7 +17,7 @@ from evaluators.experiments.plan import ExperimentRequest, SystemRequest
 from evaluators.experiments.runner import ExperimentRunner
 from evaluators.knowledge.bases import load_kb
 from evaluators.systems.protocol import SystemKind, builtin_registry
-from rag.corpus import read_corpus
+from rag.corpus.reader import read_corpus
 from rag.errors import IndexMissingError
 from rag.index import open_index
 from server.config import Config

@@ -95,7 +95,7 @@ def test_phase_a_and_b_response_is_scored_stored_and_shown(
 
 
 def test_snippet_corpus_places_each_gold_snippet_at_its_offset(bioasq_gold: Path) -> None:
-    from rag.bioasq_corpus import read_bioasq_snippets
+    from rag.corpus.bioasq_snippets import read_bioasq_snippets
 
     articles = {a.pmid: a for a in read_bioasq_snippets(bioasq_gold)}
     doc = json.loads(bioasq_gold.read_text("utf-8"))

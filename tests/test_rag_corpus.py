@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.article import Article
-from rag.corpus import CorpusFormat, articles_from_records, detect_format, read_corpus
+from rag.corpus.article import Article
+from rag.corpus.reader import CorpusFormat, articles_from_records, detect_format, read_corpus
 from rag.errors import CorpusFormatError
 
 PUBMEDQA = "pubmed/pubmedqa_pubmedqa/data/ori_pqal.json"

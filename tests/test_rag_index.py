@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.article import Article
-from rag.corpus import read_corpus
+from rag.corpus.article import Article
+from rag.corpus.reader import read_corpus
 from rag.errors import CorpusFormatError, IndexMissingError, QuerySyntaxError
 from rag.index import LiteratureIndex, open_index
 from tests.plugins.rag import CORPUS_SIZE, HANDWRITTEN, article_json

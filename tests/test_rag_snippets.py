@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag.corpus import read_corpus
+from rag.corpus.reader import read_corpus
 from rag.index import LiteratureIndex, open_index
 from rag.retrieve import WhooshRetriever, question_query
 from rag.sentences import sentence_spans

@@ -1,7 +1,7 @@
 """The ``Article`` value and the validation every corpus record goes through.
 
 Pure: builds values from decoded records and raises ``CorpusFormatError`` naming the source,
-the line and the expected shape. No file access here (see ``rag.corpus``).
+the line and the expected shape. No file access here (see ``rag.corpus.reader``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from rag.article import Article
+from rag.corpus.article import Article
 from rag.errors import CorpusFormatError
 
 # Offsets beyond this are treated as broken data (abstracts are a few thousand characters).

@@ -20,7 +20,7 @@ from typing import IO
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
-from rag.article import Article, article_from_mapping
+from rag.corpus.article import Article, article_from_mapping
 from rag.errors import CorpusFormatError
 
 DOCTYPE = "PubmedArticleSet"

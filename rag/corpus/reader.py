@@ -1,6 +1,6 @@
 """Choose and run the reader for a corpus file (PubMed abstracts or KB abstracts).
 
-Formats: JSON Lines, JSON, TSV (``rag.corpus_text``) and PubMed XML (``rag.pubmed_xml``);
+Formats: JSON Lines, JSON, TSV (``rag.corpus.text_formats``) and PubMed XML (``rag.corpus.pubmed_xml``);
 in-memory ``(pmid or IRI, title, abstract)`` tuples go through ``articles_from_records``.
 Readers are lazy and raise ``CorpusFormatError`` (file, line, expected shape) while
 iterating. Nothing here touches the index.
@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 
-from rag.article import Article, articles_from_records
-from rag.bioasq_corpus import read_bioasq_snippets
-from rag.corpus_text import read_json, read_jsonl, read_tsv
+from rag.corpus.article import Article, articles_from_records
+from rag.corpus.bioasq_snippets import read_bioasq_snippets
+from rag.corpus.pubmed_xml import read_pubmed_xml
+from rag.corpus.text_formats import read_json, read_jsonl, read_tsv
 from rag.errors import CorpusFormatError
-from rag.pubmed_xml import read_pubmed_xml
 
 __all__ = ["Article", "CorpusFormat", "articles_from_records", "detect_format", "read_corpus"]
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from rag.article import RECORD_SHAPE, Article, article_from_mapping
+from rag.corpus.article import RECORD_SHAPE, Article, article_from_mapping
 from rag.errors import CorpusFormatError
 
 TSV_COLUMNS = ("pmid", "title", "abstract", "mesh", "year")

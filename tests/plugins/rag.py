@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.article import Article
+from rag.corpus.article import Article
 from rag.index import LiteratureIndex, open_index
 
 CORPUS_SIZE = 200
