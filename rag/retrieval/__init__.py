@@ -1,0 +1,1 @@
+"""Finding documents: the Whoosh index, the query language, retrievers and query expansion."""
