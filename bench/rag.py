@@ -48,10 +48,10 @@ from rag.generate import (
     Generator,
     TransformersGenerator,
 )
-from rag.index import open_index
 from rag.model_files import LocalModelSettings
 from rag.pipeline import STAGES, RagSystem
-from rag.retrieve import Retriever, WhooshRetriever
+from rag.retrieval.index import open_index
+from rag.retrieval.retrievers import Retriever, WhooshRetriever
 from rag.run import RagRun, RagSettings
 from server.ask.payloads import bioasq_question
 

@@ -24,8 +24,8 @@ import numpy as np
 
 from rag.corpus.article import Article
 from rag.corpus.reader import read_corpus
-from rag.index import open_index
-from rag.retrieve import WhooshRetriever, question_query
+from rag.retrieval.index import open_index
+from rag.retrieval.retrievers import WhooshRetriever, question_query
 
 PUBMEDQA = "pubmed/pubmedqa_pubmedqa/data/ori_pqal.json"
 CDR = "pubmed/cryptoradon_biomedRelExt/CDR_Data/CDR.Corpus.v010516"

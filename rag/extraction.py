@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from rag.errors import GeneratorError
 from rag.generate import Generator
 from rag.prompts import extraction_messages, json_value, rerank_messages
-from rag.retrieve import RankedDocument
+from rag.retrieval.retrievers import RankedDocument
 from rag.snippets import SECTIONS, Snippet, bm25_scores, document_url
 
 EXTRACT_TOKENS = 256

@@ -25,10 +25,10 @@ from typing import TypeVar
 from rag.answer import Answers, PartCallback, compose_answers
 from rag.errors import QuestionError
 from rag.exact import QUESTION_TYPES, question_type
-from rag.expansion import Expansion, expand_query
 from rag.extraction import StageOutput, llm_rerank, llm_snippets, score_rerank
 from rag.generate import Generator
-from rag.retrieve import RankedDocument, Retriever
+from rag.retrieval.expansion import Expansion, expand_query
+from rag.retrieval.retrievers import RankedDocument, Retriever
 from rag.run import (
     Progress,
     ProgressEvent,

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from rag.retrieve import RankedDocument
+from rag.retrieval.retrievers import RankedDocument
 from rag.sentences import sentence_spans
 
 PUBMED_URL = "http://www.ncbi.nlm.nih.gov/pubmed/"

@@ -19,7 +19,7 @@ from evaluators.knowledge.bases import load_kb
 from evaluators.systems.protocol import SystemKind, builtin_registry
 from rag.corpus.reader import read_corpus
 from rag.errors import IndexMissingError
-from rag.index import open_index
+from rag.retrieval.index import open_index
 from server.config import Config
 from server.runner import run_limits, software_release
 from store.triplestore import TripleStore

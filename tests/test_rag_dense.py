@@ -10,8 +10,8 @@ import pytest
 
 from rag.dense import DenseScorer, packaged_model_path
 from rag.errors import ModelUnavailableError
-from rag.index import LiteratureIndex
-from rag.retrieve import WhooshRetriever, question_query
+from rag.retrieval.index import LiteratureIndex
+from rag.retrieval.retrievers import WhooshRetriever, question_query
 from rag.snippets import extract_snippets
 from server.cli import main
 

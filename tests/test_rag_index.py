@@ -10,7 +10,7 @@ import pytest
 from rag.corpus.article import Article
 from rag.corpus.reader import read_corpus
 from rag.errors import CorpusFormatError, IndexMissingError, QuerySyntaxError
-from rag.index import LiteratureIndex, open_index
+from rag.retrieval.index import LiteratureIndex, open_index
 from tests.plugins.rag import CORPUS_SIZE, HANDWRITTEN, article_json
 
 

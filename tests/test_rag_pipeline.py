@@ -11,13 +11,13 @@ from rag.answer import Answers
 from rag.citations import AnswerSentence, CitedAnswer
 from rag.errors import QuerySyntaxError, QuestionError
 from rag.exact import ExactAnswer
-from rag.expansion import Expansion
 from rag.extraction import StageOutput
 from rag.generate import ExtractiveGenerator
-from rag.index import open_index
 from rag.llm_openai import OpenAIGenerator, OpenAISettings
 from rag.pipeline import STAGES, RagSystem, Stages, default_stages
-from rag.retrieve import RankedDocument, question_query
+from rag.retrieval.expansion import Expansion
+from rag.retrieval.index import open_index
+from rag.retrieval.retrievers import RankedDocument, question_query
 from rag.run import ProgressEvent, RagRun, RagSettings
 from rag.snippets import Snippet
 from tests.plugins.llm_stub import LlmReply, LlmRequest, LlmStub, Script

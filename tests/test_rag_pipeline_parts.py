@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from rag.citations import AnswerSentence, check_citations
 from rag.exact import ExactAnswer, extractive_exact, parse_exact, question_type
 from rag.extraction import locate, normalised
-from rag.index import QUERY_FIELDS
 from rag.prompts import examples, expansion_messages, json_value, marked_query
-from rag.query import check_query
+from rag.retrieval.index import QUERY_FIELDS
+from rag.retrieval.query import check_query
 from rag.snippets import Snippet
 
 ALLOWED = {"111", "222", "333", "444", "http://dbpedia.org/resource/Berlin"}

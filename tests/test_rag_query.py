@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rag.errors import QuerySyntaxError
-from rag.index import QUERY_FIELDS, STOP_WORD_LIST
-from rag.query import broadened, check_query, content_words
+from rag.retrieval.index import QUERY_FIELDS, STOP_WORD_LIST
+from rag.retrieval.query import broadened, check_query, content_words
 
 VALID = [
     "aspirin",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.errors import QuerySyntaxError
-from rag.index import LiteratureIndex
-from rag.retrieve import Fallback, Retriever, WhooshRetriever, question_query
+from rag.retrieval.index import LiteratureIndex
+from rag.retrieval.retrievers import Fallback, Retriever, WhooshRetriever, question_query
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rag.corpus.reader import read_corpus
-from rag.index import LiteratureIndex, open_index
-from rag.retrieve import WhooshRetriever, question_query
+from rag.retrieval.index import LiteratureIndex, open_index
+from rag.retrieval.retrievers import WhooshRetriever, question_query
 from rag.sentences import sentence_spans
 from rag.snippets import Snippet, bioasq_snippet, bm25_scores, document_url, extract_snippets
 

@@ -1,7 +1,7 @@
 """Query expansion: turn a question into a search query, with a language model or without.
 
 Without a language model the expansion is the identity query: the OR of the question's content
-words (``rag.retrieve.question_query``). With one, a few-shot prompt asks for a query wrapped
+words (``rag.retrieval.retrievers.question_query``). With one, a few-shot prompt asks for a query wrapped
 in ``##...##``; the reply is parsed defensively and checked with the index's query checker. When
 the model fails (no reply, no markers, a query the parser rejects, a query far too long), the
 identity query is used and ``Expansion.note`` says why. Never raises for a model's failure.
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from rag.errors import GeneratorError, QuerySyntaxError
 from rag.generate import Generator
-from rag.index import QUERY_FIELDS
 from rag.prompts import expansion_messages, marked_query
-from rag.query import check_query
-from rag.retrieve import question_query
+from rag.retrieval.index import QUERY_FIELDS
+from rag.retrieval.query import check_query
+from rag.retrieval.retrievers import question_query
 
 # Longest expanded query accepted from a model (longer ones are runaway generations).
 MAX_QUERY_CHARS = 1000

@@ -27,7 +27,7 @@ from whoosh.index import LockError
 
 from rag.corpus.article import Article
 from rag.errors import IndexMissingError, QuerySyntaxError, RagError
-from rag.query import check_query, markers
+from rag.retrieval.query import check_query, markers
 
 SEARCH_FIELDS = ("title", "abstract")
 QUERY_FIELDS = ("pmid", "title", "abstract", "mesh", "year")
@@ -37,7 +37,7 @@ qparser: Any = whoosh.qparser
 wquery: Any = whoosh.query
 STOP_WORD_LIST = frozenset(analysis.STOP_WORDS)
 _MESH_SEPARATOR = "; "
-# Operators must stand alone between spaces, parentheses or quotes, exactly as rag.query lexes
+# Operators must stand alone between spaces, parentheses or quotes, exactly as rag.retrieval.query lexes
 # them (Whoosh's defaults differ slightly, e.g. "NOT(x)" would silently be a plain word).
 _BEFORE, _AFTER = r"(?:^|(?<=[\s()\"]))", r"(?=[\s()\"]|$)"
 # "+"/"-" only at the start of a term: the default "-" would turn "H2-receptor" into NOT receptor.

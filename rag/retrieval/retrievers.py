@@ -16,8 +16,8 @@ from enum import StrEnum
 from typing import Protocol
 
 from rag.corpus.article import Article
-from rag.index import QUERY_FIELDS, STOP_WORD_LIST, Hit, LiteratureIndex
-from rag.query import broadened, check_query, content_words
+from rag.retrieval.index import QUERY_FIELDS, STOP_WORD_LIST, Hit, LiteratureIndex
+from rag.retrieval.query import broadened, check_query, content_words
 
 DEFAULT_K = 50
 

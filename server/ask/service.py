@@ -27,12 +27,12 @@ from rag.generate import (
     Generator,
     TransformersGenerator,
 )
-from rag.index import open_index
 from rag.llm_openai import OpenAIGenerator, OpenAISettings
 from rag.model_files import LocalModelSettings
 from rag.pipeline import RagSystem
 from rag.provenance import run_quads
-from rag.retrieve import Retriever, WhooshRetriever
+from rag.retrieval.index import open_index
+from rag.retrieval.retrievers import Retriever, WhooshRetriever
 from rag.run import RagRun, RagSettings
 from server.config import Config
 from store.protocol import RdfStore

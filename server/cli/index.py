@@ -16,8 +16,8 @@ from rag.corpus.article import Article, articles_from_records
 from rag.corpus.kb_abstracts import endpoint_abstracts, store_abstracts
 from rag.corpus.reader import CorpusFormat, detect_format, read_corpus
 from rag.dense import DenseScorer
-from rag.index import BuildReport, IndexInfo, open_index
-from rag.retrieve import SearchResult, WhooshRetriever, question_query
+from rag.retrieval.index import BuildReport, IndexInfo, open_index
+from rag.retrieval.retrievers import SearchResult, WhooshRetriever, question_query
 from rag.snippets import Snippet, bioasq_snippet, extract_snippets
 from server.cli.context import CliError, Context
 from store import graphs

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from rag.generate import Generator
-from rag.index import open_index
 from rag.pipeline import RagSystem, Stages
-from rag.retrieve import Retriever, WhooshRetriever
+from rag.retrieval.index import open_index
+from rag.retrieval.retrievers import Retriever, WhooshRetriever
 from rag.run import RagSettings
 from server.app import create_app
 from server.config import Config, config_from_dict

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rag.corpus.article import Article
-from rag.index import LiteratureIndex, open_index
+from rag.retrieval.index import LiteratureIndex, open_index
 
 CORPUS_SIZE = 200
 
