@@ -1,0 +1,3 @@
+"""From documents to answers: sentences, snippets, model extraction, exact answers, short and cited
+answers, citation checks, prompts.
+"""
