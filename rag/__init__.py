@@ -2,5 +2,5 @@
 
 Whoosh (``rag.retrieval.index``) and the sentence-transformers model (``rag.dense``) stay inside this
 package. Entry points: ``rag.corpus.reader.read_corpus``, ``rag.retrieval.index.open_index``,
-``rag.retrieval.retrievers.WhooshRetriever`` and ``rag.snippets.extract_snippets``.
+``rag.retrieval.retrievers.WhooshRetriever`` and ``rag.answering.snippets.extract_snippets``.
 """

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from rag.answer import Answers, PartCallback, compose_answers
+from rag.answering.answers import Answers, PartCallback, compose_answers
+from rag.answering.exact import QUESTION_TYPES, question_type
+from rag.answering.extraction import StageOutput, llm_rerank, llm_snippets, score_rerank
+from rag.answering.snippets import SimilarityScorer, Snippet, extract_snippets
 from rag.errors import QuestionError
-from rag.exact import QUESTION_TYPES, question_type
-from rag.extraction import StageOutput, llm_rerank, llm_snippets, score_rerank
 from rag.generate import Generator
 from rag.retrieval.expansion import Expansion, expand_query
 from rag.retrieval.retrievers import RankedDocument, Retriever
@@ -37,7 +38,6 @@ from rag.run import (
     RetrievedDocument,
     StageTiming,
 )
-from rag.snippets import SimilarityScorer, Snippet, extract_snippets
 
 T = TypeVar("T")
 STAGES = ("expand", "retrieve", "extract", "rerank", "answer")

@@ -29,11 +29,11 @@ from datetime import datetime
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from rag.citations import AnswerSentence, CitedAnswer
-from rag.exact import ExactAnswer
+from rag.answering.citations import AnswerSentence, CitedAnswer
+from rag.answering.exact import ExactAnswer
+from rag.answering.snippets import Snippet, document_url
 from rag.generate import GeneratorInfo
 from rag.run import RagRun, RetrievedDocument, StageTiming
-from rag.snippets import Snippet, document_url
 from store.graphs import rag_graph
 from vocab import iris
 from vocab.project import QAB

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime
 
-from rag.citations import CitedAnswer
-from rag.exact import ExactAnswer
+from rag.answering.citations import CitedAnswer
+from rag.answering.exact import ExactAnswer
+from rag.answering.snippets import Snippet
 from rag.generate import GeneratorInfo
-from rag.snippets import Snippet
 
 
 @dataclass(frozen=True, slots=True)

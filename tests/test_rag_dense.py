@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from rag.answering.snippets import extract_snippets
 from rag.dense import DenseScorer, packaged_model_path
 from rag.errors import ModelUnavailableError
 from rag.retrieval.index import LiteratureIndex
 from rag.retrieval.retrievers import WhooshRetriever, question_query
-from rag.snippets import extract_snippets
 from server.cli import main
 
 # Loads the real 90 MB MiniLM model (5-25 s depending on machine load).

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer import Answers
-from rag.citations import AnswerSentence, CitedAnswer
+from rag.answering.answers import Answers
+from rag.answering.citations import AnswerSentence, CitedAnswer
+from rag.answering.exact import ExactAnswer
+from rag.answering.extraction import StageOutput
+from rag.answering.snippets import Snippet
 from rag.errors import QuerySyntaxError, QuestionError
-from rag.exact import ExactAnswer
-from rag.extraction import StageOutput
 from rag.generate import ExtractiveGenerator
 from rag.llm_openai import OpenAIGenerator, OpenAISettings
 from rag.pipeline import STAGES, RagSystem, Stages, default_stages
@@ -19,7 +20,6 @@ from rag.retrieval.expansion import Expansion
 from rag.retrieval.index import open_index
 from rag.retrieval.retrievers import RankedDocument, question_query
 from rag.run import ProgressEvent, RagRun, RagSettings
-from rag.snippets import Snippet
 from tests.plugins.llm_stub import LlmReply, LlmRequest, LlmStub, Script
 
 ASPIRIN = "Does aspirin reduce recurrent myocardial infarction?"

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag.citations import AnswerSentence, check_citations
-from rag.exact import ExactAnswer, extractive_exact, parse_exact, question_type
-from rag.extraction import locate, normalised
-from rag.prompts import examples, expansion_messages, json_value, marked_query
+from rag.answering.citations import AnswerSentence, check_citations
+from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact, question_type
+from rag.answering.extraction import locate, normalised
+from rag.answering.prompts import examples, expansion_messages, json_value, marked_query
+from rag.answering.snippets import Snippet
 from rag.retrieval.index import QUERY_FIELDS
 from rag.retrieval.query import check_query
-from rag.snippets import Snippet
 
 ALLOWED = {"111", "222", "333", "444", "http://dbpedia.org/resource/Berlin"}
 

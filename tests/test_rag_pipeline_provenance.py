@@ -8,13 +8,13 @@ from datetime import UTC, datetime
 
 from pyoxigraph import Literal
 
-from rag.citations import AnswerSentence, CitedAnswer
-from rag.exact import ExactAnswer
+from rag.answering.citations import AnswerSentence, CitedAnswer
+from rag.answering.exact import ExactAnswer
+from rag.answering.snippets import Snippet
 from rag.generate import ExtractiveGenerator, GeneratorInfo
 from rag.pipeline import RagSystem
 from rag.provenance import run_from_quads, run_quads
 from rag.run import RagRun, RetrievedDocument, StageTiming
-from rag.snippets import Snippet
 from store import graphs
 from store.triplestore import TripleStore
 from vocab import iris

@@ -9,11 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rag.answering.sentences import sentence_spans
+from rag.answering.snippets import (
+    Snippet,
+    bioasq_snippet,
+    bm25_scores,
+    document_url,
+    extract_snippets,
+)
 from rag.corpus.reader import read_corpus
 from rag.retrieval.index import LiteratureIndex, open_index
 from rag.retrieval.retrievers import WhooshRetriever, question_query
-from rag.sentences import sentence_spans
-from rag.snippets import Snippet, bioasq_snippet, bm25_scores, document_url, extract_snippets
 
 SPLITS = [
     (

@@ -2,9 +2,9 @@
 
 Extractive (no model): the short answer is the best two snippets (prefixed "Yes."/"No." for
 yes/no questions), the cited answer is the best three distinct snippets, each citing its own
-article, and the exact answer comes from ``rag.exact``. With a model, each part is asked for
+article, and the exact answer comes from ``rag.answering.exact``. With a model, each part is asked for
 separately and checked: the short answer is cut to 200 words; the cited answer goes through
-``rag.citations`` against the PMIDs of the snippets shown; the exact answer must be the
+``rag.answering.citations`` against the PMIDs of the snippets shown; the exact answer must be the
 requested JSON. A part the model fails falls back to its extractive form with a warning, and
 a cited answer without a single verifiable citation is replaced by the extractive one.
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rag.citations import AnswerSentence, CitedAnswer, check_citations
+from rag.answering.citations import AnswerSentence, CitedAnswer, check_citations
+from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact
+from rag.answering.prompts import SnippetLine, answer_messages, exact_messages, json_value
+from rag.answering.snippets import Snippet
 from rag.errors import GeneratorError
-from rag.exact import ExactAnswer, extractive_exact, parse_exact
 from rag.generate import ChatMessage, Generator
-from rag.prompts import SnippetLine, answer_messages, exact_messages, json_value
-from rag.snippets import Snippet
 
 SHORT_WORDS = 200
 CITED_WORDS = 150

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.snippets import Snippet
+from rag.answering.snippets import Snippet
 
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
 MAX_ENTITIES = 5
@@ -139,7 +139,7 @@ def candidate_entities(question: str, snippets: Sequence[Snippet]) -> list[str]:
     Entity-like terms (symbols, capitalised names, terms with digits) count fully; other
     content words of five letters or more count a quarter, so they only fill up the list.
 
-    >>> from rag.snippets import Snippet
+    >>> from rag.answering.snippets import Snippet
     >>> s = Snippet("d", "Mutations in LDLR and APOB cause hypercholesterolemia.", "abstract",
     ...             "abstract", 0, 53, "1", 1, 1.0, 1.0)
     >>> candidate_entities("Which genes cause familial hypercholesterolemia?", s and [s])

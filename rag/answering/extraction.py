@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from rag.answering.prompts import extraction_messages, json_value, rerank_messages
+from rag.answering.snippets import SECTIONS, Snippet, bm25_scores, document_url
 from rag.errors import GeneratorError
 from rag.generate import Generator
-from rag.prompts import extraction_messages, json_value, rerank_messages
 from rag.retrieval.retrievers import RankedDocument
-from rag.snippets import SECTIONS, Snippet, bm25_scores, document_url
 
 EXTRACT_TOKENS = 256
 RERANK_TOKENS = 120

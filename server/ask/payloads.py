@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag.answering.snippets import bioasq_snippet, document_url
 from rag.run import RagRun
-from rag.snippets import bioasq_snippet, document_url
 
 # BioASQ responses list at most ten documents and ten snippets per question.
 BIOASQ_LIMIT = 10

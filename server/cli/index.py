@@ -12,13 +12,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from rag.answering.snippets import Snippet, bioasq_snippet, extract_snippets
 from rag.corpus.article import Article, articles_from_records
 from rag.corpus.kb_abstracts import endpoint_abstracts, store_abstracts
 from rag.corpus.reader import CorpusFormat, detect_format, read_corpus
 from rag.dense import DenseScorer
 from rag.retrieval.index import BuildReport, IndexInfo, open_index
 from rag.retrieval.retrievers import SearchResult, WhooshRetriever, question_query
-from rag.snippets import Snippet, bioasq_snippet, extract_snippets
 from server.cli.context import CliError, Context
 from store import graphs
 
@@ -58,7 +58,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ret.add_argument(
         "--query", help="run this query (query syntax) instead of the question's words"
     )
-    ret.add_argument("--snippets", type=int, help="number of snippets (default: rag.snippets)")
+    ret.add_argument(
+        "--snippets", type=int, help="number of snippets (default: rag.answering.snippets)"
+    )
     ret.add_argument(
         "--dense",
         action=argparse.BooleanOptionalAction,
@@ -117,7 +119,9 @@ def run_retrieve(ctx: Context, args: argparse.Namespace) -> int:
     """Search, extract snippets and print the ranked documents."""
     rag = ctx.config.rag
     k = _bounded("--k", rag.top_k if args.k is None else args.k, MAX_K)
-    limit = _bounded("--snippets", rag.snippets if args.snippets is None else args.snippets, MAX_K)
+    limit = _bounded(
+        "--snippets", rag.answering.snippets if args.snippets is None else args.snippets, MAX_K
+    )
     question = args.question.strip()
     if not question or len(question) > rag.max_question_chars:
         raise CliError(
