@@ -41,14 +41,14 @@ from evaluators.formats import parse_bytes
 from evaluators.model import Dataset
 from rag.corpus.bioasq_snippets import read_bioasq_snippets
 from rag.errors import IndexMissingError
-from rag.generate import (
+from rag.models.generators import (
     EXTRACTIVE,
     TRANSFORMERS_LOCAL,
     ExtractiveGenerator,
     Generator,
     TransformersGenerator,
 )
-from rag.model_files import LocalModelSettings
+from rag.models.model_files import LocalModelSettings
 from rag.pipeline import STAGES, RagSystem
 from rag.retrieval.index import open_index
 from rag.retrieval.retrievers import Retriever, WhooshRetriever

@@ -27,7 +27,7 @@ from rag.answering.exact import QUESTION_TYPES, question_type
 from rag.answering.extraction import StageOutput, llm_rerank, llm_snippets, score_rerank
 from rag.answering.snippets import SimilarityScorer, Snippet, extract_snippets
 from rag.errors import QuestionError
-from rag.generate import Generator
+from rag.models.generators import Generator
 from rag.retrieval.expansion import Expansion, expand_query
 from rag.retrieval.retrievers import RankedDocument, Retriever
 from rag.run import (

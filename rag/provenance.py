@@ -32,7 +32,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from rag.answering.citations import AnswerSentence, CitedAnswer
 from rag.answering.exact import ExactAnswer
 from rag.answering.snippets import Snippet, document_url
-from rag.generate import GeneratorInfo
+from rag.models.generators import GeneratorInfo
 from rag.run import RagRun, RetrievedDocument, StageTiming
 from store.graphs import rag_graph
 from vocab import iris

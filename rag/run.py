@@ -13,7 +13,7 @@ from datetime import datetime
 from rag.answering.citations import CitedAnswer
 from rag.answering.exact import ExactAnswer
 from rag.answering.snippets import Snippet
-from rag.generate import GeneratorInfo
+from rag.models.generators import GeneratorInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rag.answering.snippets import extract_snippets
-from rag.dense import DenseScorer, packaged_model_path
 from rag.errors import ModelUnavailableError
+from rag.models.dense import DenseScorer, packaged_model_path
 from rag.retrieval.index import LiteratureIndex
 from rag.retrieval.retrievers import WhooshRetriever, question_query
 from server.cli import main

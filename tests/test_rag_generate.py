@@ -15,8 +15,8 @@ from rag.errors import (
     GeneratorTimeoutError,
     ModelUnavailableError,
 )
-from rag.generate import GENERATOR_NAMES, ChatMessage, ExtractiveGenerator
-from rag.llm_openai import OpenAIGenerator, OpenAISettings
+from rag.models.generators import GENERATOR_NAMES, ChatMessage, ExtractiveGenerator
+from rag.models.openai_http import OpenAIGenerator, OpenAISettings
 from tests.plugins.llm_stub import LlmReply, LlmRequest, LlmStub
 
 MESSAGES = [ChatMessage("system", "Be brief."), ChatMessage("user", "Say hello.")]

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from rag.errors import GeneratorTimeoutError, ModelUnavailableError
-from rag.generate import ChatMessage, TransformersGenerator
-from rag.model_files import LocalModelSettings, converted_dir, model_directory, packaged_gguf
+from rag.models.generators import ChatMessage, TransformersGenerator
+from rag.models.model_files import LocalModelSettings, converted_dir, model_directory, packaged_gguf
 from rag.pipeline import RagSystem
 from rag.run import RagSettings
 

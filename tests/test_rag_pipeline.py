@@ -13,8 +13,8 @@ from rag.answering.exact import ExactAnswer
 from rag.answering.extraction import StageOutput
 from rag.answering.snippets import Snippet
 from rag.errors import QuerySyntaxError, QuestionError
-from rag.generate import ExtractiveGenerator
-from rag.llm_openai import OpenAIGenerator, OpenAISettings
+from rag.models.generators import ExtractiveGenerator
+from rag.models.openai_http import OpenAIGenerator, OpenAISettings
 from rag.pipeline import STAGES, RagSystem, Stages, default_stages
 from rag.retrieval.expansion import Expansion
 from rag.retrieval.index import open_index

@@ -11,7 +11,7 @@ from pyoxigraph import Literal
 from rag.answering.citations import AnswerSentence, CitedAnswer
 from rag.answering.exact import ExactAnswer
 from rag.answering.snippets import Snippet
-from rag.generate import ExtractiveGenerator, GeneratorInfo
+from rag.models.generators import ExtractiveGenerator, GeneratorInfo
 from rag.pipeline import RagSystem
 from rag.provenance import run_from_quads, run_quads
 from rag.run import RagRun, RetrievedDocument, StageTiming

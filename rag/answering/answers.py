@@ -19,7 +19,7 @@ from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact
 from rag.answering.prompts import SnippetLine, answer_messages, exact_messages, json_value
 from rag.answering.snippets import Snippet
 from rag.errors import GeneratorError
-from rag.generate import ChatMessage, Generator
+from rag.models.generators import ChatMessage, Generator
 
 SHORT_WORDS = 200
 CITED_WORDS = 150

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from rag.answering.prompts import extraction_messages, json_value, rerank_messages
 from rag.answering.snippets import SECTIONS, Snippet, bm25_scores, document_url
 from rag.errors import GeneratorError
-from rag.generate import Generator
+from rag.models.generators import Generator
 from rag.retrieval.retrievers import RankedDocument
 
 EXTRACT_TOKENS = 256

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from rag.generate import ChatMessage
+from rag.models.generators import ChatMessage
 
 SYSTEM = (
     "You are an expert in biomedical literature search and question answering. "

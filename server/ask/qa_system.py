@@ -17,7 +17,7 @@ from pyoxigraph import Literal, NamedNode
 from evaluators.model import AnswerSet, BioasqGold, Question, QuestionText, Snippet
 from evaluators.systems.protocol import SystemRegistry, builtin_registry
 from rag.answering.snippets import document_url
-from rag.generate import EXTRACTIVE
+from rag.models.generators import EXTRACTIVE
 from rag.run import RagRun
 from server.ask.payloads import BIOASQ_LIMIT, answer_terms
 from server.ask.service import RagService

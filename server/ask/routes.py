@@ -24,7 +24,7 @@ from flask import Blueprint, Response, current_app, jsonify, render_template, re
 from pyoxigraph import NamedNode, Quad
 
 from rag.errors import QuerySyntaxError, QuestionError, RagError
-from rag.generate import GENERATOR_NAMES
+from rag.models.generators import GENERATOR_NAMES
 from rag.pipeline import STAGES, check_question
 from rag.provenance import run_from_quads
 from rag.run import Progress, RagRun

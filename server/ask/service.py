@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from rag.dense import DenseScorer
-from rag.generate import (
+from rag.models.dense import DenseScorer
+from rag.models.generators import (
     EXTRACTIVE,
     GENERATOR_NAMES,
     OPENAI_HTTP,
@@ -27,8 +27,8 @@ from rag.generate import (
     Generator,
     TransformersGenerator,
 )
-from rag.llm_openai import OpenAIGenerator, OpenAISettings
-from rag.model_files import LocalModelSettings
+from rag.models.model_files import LocalModelSettings
+from rag.models.openai_http import OpenAIGenerator, OpenAISettings
 from rag.pipeline import RagSystem
 from rag.provenance import run_quads
 from rag.retrieval.index import open_index

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rag.generate import GENERATOR_NAMES
+from rag.models.generators import GENERATOR_NAMES
 from rag.run import RagRun
 from server.ask.payloads import run_json
 from server.ask.service import RagService, UnknownGeneratorError

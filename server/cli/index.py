@@ -16,7 +16,7 @@ from rag.answering.snippets import Snippet, bioasq_snippet, extract_snippets
 from rag.corpus.article import Article, articles_from_records
 from rag.corpus.kb_abstracts import endpoint_abstracts, store_abstracts
 from rag.corpus.reader import CorpusFormat, detect_format, read_corpus
-from rag.dense import DenseScorer
+from rag.models.dense import DenseScorer
 from rag.retrieval.index import BuildReport, IndexInfo, open_index
 from rag.retrieval.retrievers import SearchResult, WhooshRetriever, question_query
 from server.cli.context import CliError, Context

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rag.generate import Generator
+from rag.models.generators import Generator
 from rag.pipeline import RagSystem, Stages
 from rag.retrieval.index import open_index
 from rag.retrieval.retrievers import Retriever, WhooshRetriever
