@@ -1,12 +1,12 @@
 """The answering stage: a short answer, a cited answer and (yes/no, factoid, list) an exact answer.
 
-Extractive (no model): the short answer is the best two snippets (prefixed "Yes."/"No." for
-yes/no questions), the cited answer is the best three distinct snippets, each citing its own
-article, and the exact answer comes from ``rag.answering.exact``. With a model, each part is asked for
-separately and checked: the short answer is cut to 200 words; the cited answer goes through
+Extractive (no model): the short answer is the best two snippets (prefixed "Yes."/"No." for yes/no
+questions), the cited answer is the best three distinct snippets, each citing its own article, and
+the exact answer comes from ``rag.answering.exact``. With a model, each part is asked for separately
+and checked: the short answer is cut to 200 words; the cited answer goes through
 ``rag.answering.citations`` against the PMIDs of the snippets shown; the exact answer must be the
-requested JSON. A part the model fails falls back to its extractive form with a warning, and
-a cited answer without a single verifiable citation is replaced by the extractive one.
+requested JSON. A part the model fails falls back to its extractive form with a warning, and a cited
+answer without a single verifiable citation is replaced by the extractive one.
 """
 
 from __future__ import annotations

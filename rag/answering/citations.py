@@ -1,13 +1,12 @@
 """Citation checking for cited answers: every sentence keeps only PMIDs of the shown snippets.
 
-A cited answer is split into sentences (``rag.answering.sentences``). Bracket groups whose every item is
-a PMID (``[12345]``, ``[PMID: 1, 2]``, ``[12345](https://pubmed...)``, a PubMed URL) or one of the
-allowed document ids (knowledge-base IRIs) are citations; other brackets (``[poly(A)]``) are
-text. A citation group at the start of a sentence belongs to the sentence before it. Per
-sentence, citations of documents that were not shown are removed, and so is any beyond the
-third; such a sentence is flagged, as is one left without any citation. Rendering never puts
-brackets on a sentence without verified citations, so an uncited claim is never shown as
-cited. Pure.
+A cited answer is split into sentences (``rag.answering.sentences``). Bracket groups whose every
+item is a PMID (``[12345]``, ``[PMID: 1, 2]``, ``[12345](https://pubmed...)``, a PubMed URL) or one
+of the allowed document ids (knowledge-base IRIs) are citations; other brackets (``[poly(A)]``) are
+text. A citation group at the start of a sentence belongs to the sentence before it. Per sentence,
+citations of documents that were not shown are removed, and so is any beyond the third; such a
+sentence is flagged, as is one left without any citation. Rendering never puts brackets on a
+sentence without verified citations, so an uncited claim is never shown as cited. Pure.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Abstracts of a knowledge base as corpus records (for QALD hybrid questions).
 
-Reads ``dbo:abstract`` (and the resource's ``rdfs:label`` as the title) from named graphs of
-our store or from a SPARQL endpoint, in one language, as ``(IRI, title, abstract)`` records
-for ``rag.corpus.article.articles_from_records``. The endpoint is contacted only when a user names it.
+Reads ``dbo:abstract`` (and the resource's ``rdfs:label`` as the title) from named graphs of our
+store or from a SPARQL endpoint, in one language, as ``(IRI, title, abstract)`` records for
+``rag.corpus.article.articles_from_records``. The endpoint is contacted only when a user names it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Choose and run the reader for a corpus file (PubMed abstracts or KB abstracts).
 
-Formats: JSON Lines, JSON, TSV (``rag.corpus.text_formats``) and PubMed XML (``rag.corpus.pubmed_xml``);
-in-memory ``(pmid or IRI, title, abstract)`` tuples go through ``articles_from_records``.
-Readers are lazy and raise ``CorpusFormatError`` (file, line, expected shape) while
-iterating. Nothing here touches the index.
+Formats: JSON Lines, JSON, TSV (``rag.corpus.text_formats``) and PubMed XML
+(``rag.corpus.pubmed_xml``); in-memory ``(pmid or IRI, title, abstract)`` tuples go through
+``articles_from_records``. Readers are lazy and raise ``CorpusFormatError`` (file, line, expected
+shape) while iterating. Nothing here touches the index.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Query expansion: turn a question into a search query, with a language model or without.
 
-Without a language model the expansion is the identity query: the OR of the question's content
-words (``rag.retrieval.retrievers.question_query``). With one, a few-shot prompt asks for a query wrapped
-in ``##...##``; the reply is parsed defensively and checked with the index's query checker. When
-the model fails (no reply, no markers, a query the parser rejects, a query far too long), the
-identity query is used and ``Expansion.note`` says why. Never raises for a model's failure.
+Without a language model the expansion is the identity query: the OR of the question's content words
+(``rag.retrieval.retrievers.question_query``). With one, a few-shot prompt asks for a query wrapped
+in ``##...##``; the reply is parsed defensively and checked with the index's query checker. When the
+model fails (no reply, no markers, a query the parser rejects, a query far too long), the identity
+query is used and ``Expansion.note`` says why. Never raises for a model's failure.
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ qparser: Any = whoosh.qparser
 wquery: Any = whoosh.query
 STOP_WORD_LIST = frozenset(analysis.STOP_WORDS)
 _MESH_SEPARATOR = "; "
-# Operators must stand alone between spaces, parentheses or quotes, exactly as rag.retrieval.query lexes
-# them (Whoosh's defaults differ slightly, e.g. "NOT(x)" would silently be a plain word).
+# Operators must stand alone between spaces, parentheses or quotes, exactly as rag.retrieval.query
+# lexes them (Whoosh's defaults differ slightly, e.g. "NOT(x)" would silently be a plain word).
 _BEFORE, _AFTER = r"(?:^|(?<=[\s()\"]))", r"(?=[\s()\"]|$)"
 # "+"/"-" only at the start of a term: the default "-" would turn "H2-receptor" into NOT receptor.
 _PLUS, _MINUS = r"(?:^|(?<=[\s(]))\+(?=[^\s)])", r"(?:^|(?<=[\s(]))-(?=[^\s)])"

@@ -50,7 +50,7 @@ def rag_settings(config: Config) -> RagSettings:
     """Return the pipeline limits of a configuration."""
     rag = config.rag
     return RagSettings(
-        top_k=rag.top_k, snippets=rag.answering.snippets, max_question_chars=rag.max_question_chars
+        top_k=rag.top_k, snippets=rag.snippets, max_question_chars=rag.max_question_chars
     )
 
 
