@@ -58,9 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ret.add_argument(
         "--query", help="run this query (query syntax) instead of the question's words"
     )
-    ret.add_argument(
-        "--snippets", type=int, help="number of snippets (default: rag.snippets)"
-    )
+    ret.add_argument("--snippets", type=int, help="number of snippets (default: rag.snippets)")
     ret.add_argument(
         "--dense",
         action=argparse.BooleanOptionalAction,
@@ -119,9 +117,7 @@ def run_retrieve(ctx: Context, args: argparse.Namespace) -> int:
     """Search, extract snippets and print the ranked documents."""
     rag = ctx.config.rag
     k = _bounded("--k", rag.top_k if args.k is None else args.k, MAX_K)
-    limit = _bounded(
-        "--snippets", rag.snippets if args.snippets is None else args.snippets, MAX_K
-    )
+    limit = _bounded("--snippets", rag.snippets if args.snippets is None else args.snippets, MAX_K)
     question = args.question.strip()
     if not question or len(question) > rag.max_question_chars:
         raise CliError(
