@@ -9,8 +9,7 @@ import pytest
 
 from server.config import Config, config_from_dict, load_config
 from store.triplestore import TripleStore
-
-REPO = Path(__file__).resolve().parent.parent
+from tests import REPO
 
 pytest_plugins = sorted(
     f"tests.plugins.{p.stem}"

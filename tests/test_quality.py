@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests import REPO
+
 BIN = Path(sys.executable).parent
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from importlib import resources
-from pathlib import Path
 
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
@@ -20,13 +19,14 @@ from evaluators.qa.scoring import evaluate
 from evaluators.results import MEASURES, EvaluationResult
 from store import graphs
 from store.triplestore import TripleStore
+from tests import TEST_DATA
 from tests.plugins.scoring import DBO, DBR, answered, dataset, question
 from vocab import iris
 from vocab.project import QAB
 from vocab.qb import QB
 
 BASE = "http://qabench.test"
-IC_DIR = Path(__file__).parent / "data" / "qb-ic"
+IC_DIR = TEST_DATA / "qb-ic"
 TASK = iris.task_iri(BASE, "202601010001", 1)
 GRAPH = graphs.experiment_graph(BASE, "202601010001")
 SYSTEM = iris.system_iri(BASE, "demo")

@@ -22,9 +22,9 @@ from rag.retrieval.retrievers import Retriever, WhooshRetriever
 from rag.run import RagSettings
 from server.app import create_app
 from server.config import Config, config_from_dict
+from tests import REPO
 
 # Plugins must not import each other (pytest rewrites them in alphabetical order).
-REPO = Path(__file__).resolve().parents[2]
 BASE = "http://qabench.test"
 
 

@@ -2,7 +2,7 @@
 
 Gold A and its system response are phase A (documents and snippets); gold B and its response
 are phase B (yes/no, factoid, list). The official evaluator's outputs on them are asserted in
-tests/test_evaluators_bioasq.py.
+tests/evaluators/bioasq/test_scoring.py.
 """
 
 from __future__ import annotations

@@ -31,9 +31,8 @@ from server.app import create_app
 from server.config import Config, config_from_dict
 from server.services import RUNNER_KEY, Services
 from server.web.auth import SUBMIT_TOKEN_ENV
+from tests import EXAMPLES, REPO
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "server" / "examples"
 PAGES_BASE = "http://qabench.test"
 SUBMIT_TOKEN = "submit-token-for-tests"
 EXAMPLE_DATASET = "qabench-example"

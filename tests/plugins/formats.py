@@ -16,8 +16,9 @@ import pytest
 
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset
+from tests import TEST_DATA
 
-FORMATS_DATA = Path(__file__).resolve().parent.parent / "data" / "formats"
+FORMATS_DATA = TEST_DATA / "formats"
 
 
 @pytest.fixture(scope="session")

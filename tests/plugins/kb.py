@@ -20,7 +20,9 @@ import httpx
 import pytest
 from pyoxigraph import RdfFormat, parse, serialize
 
-TEST_KB = Path(__file__).resolve().parent.parent / "data" / "kb" / "sameas.ttl"
+from tests import TEST_DATA
+
+TEST_KB = TEST_DATA / "kb" / "sameas.ttl"
 LABEL_FILES = (
     "kb/AKSW_NLIWOD/qa.annotation/src/main/resources/dbpedia_3Eng_class.ttl",
     "kb/AKSW_NLIWOD/qa.annotation/src/main/resources/dbpedia_3Eng_property.ttl",

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import EXAMPLES
 from tests.plugins.kb import serving_oxigraph
-
-EXAMPLES = Path(__file__).resolve().parent.parent.parent / "server" / "examples"
 
 
 @pytest.fixture

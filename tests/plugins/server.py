@@ -30,11 +30,11 @@ from server.services import Services
 from store import graphs
 from store.triplestore import TripleStore
 from store.visibility import token_hash
+from tests import REPO
 from vocab import iris
 from vocab.project import QAB
 from vocab.standard import DCAT, DCTERMS, PROV, RDF, RDFS, XSD
 
-REPO = Path(__file__).resolve().parents[2]
 BASE = "http://qabench.test"
 PUBLIC_EXPERIMENT = "202401010001"
 PRIVATE_EXPERIMENT = "202401010002"

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from server.cli import main
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "server" / "examples"
+from tests import EXAMPLES
 
 
 def test_rag_on_qald_hybrid_questions_is_stored_as_an_experiment(

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from server.config import ConfigError, config_fields, config_from_dict, load_config
-
-REPO = Path(__file__).resolve().parent.parent
+from tests import REPO
 
 
 def test_shipped_config_loads() -> None:

@@ -11,6 +11,7 @@ from server.cli import main
 from server.config import Config, load_config
 from server.demo import DEMO_DATASET, ensure_demo
 from store.triplestore import TripleStore
+from tests import REPO
 
 
 class Host:
@@ -58,7 +59,7 @@ def test_serving_an_empty_store_loads_the_demo(tmp_path: Path) -> None:
             "server": {"base_iri": "http://demo.test", "demo": True},
             "store": {"data_dir": str(tmp_path / "data")},
         },
-        source=Path(__file__).resolve().parent.parent / "config.toml",
+        source=REPO / "config.toml",
     )
     app = create_app(config)
     try:

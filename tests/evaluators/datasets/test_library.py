@@ -13,8 +13,8 @@ from evaluators.errors import DatasetFormatError, UnknownDatasetError
 from evaluators.formats import parse_file
 from server.config import Config
 from store.triplestore import TripleStore
+from tests import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "server" / "examples"
 BASE = "http://qabench.test"
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from evaluators.datasets import library
 from store.triplestore import TripleStore
-from tests.test_evaluators_formats_realdata import independent_count
+from tests.evaluators.formats.test_realdata import independent_count
 
 BASE = "http://qabench.test"
 

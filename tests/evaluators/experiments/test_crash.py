@@ -23,11 +23,11 @@ from evaluators.experiments.runner import ExperimentRequest, SystemRequest
 from evaluators.systems.protocol import SystemKind
 from store import graphs
 from store.triplestore import TripleStore
+from tests import REPO
 from tests.plugins.qa_stub import wait_for
 from tests.plugins.qa_stub_experiments import QALD_FILES, TextOracle, even_gold
 
 BASE = "http://qabench.test"
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 DUPLICATES = """
 PREFIX qb: <http://purl.org/linked-data/cube#>
@@ -78,14 +78,14 @@ bootstrap_samples = 10
 
 
 def _qabench(config: Path, *args: str, **kwargs) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("QABENCH_DATA_DIR", None)
     return subprocess.Popen(
         [sys.executable, "-m", "server", "--config", str(config), "experiment", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=REPO_ROOT,
+        cwd=REPO,
         env=env,
         **kwargs,
     )

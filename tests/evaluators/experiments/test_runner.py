@@ -30,6 +30,7 @@ from evaluators.knowledge.bases import load_kb
 from evaluators.systems.protocol import SystemKind
 from store import graphs
 from store.visibility import private_experiment_ids
+from tests import REPO
 from tests.plugins.qa_stub import ok
 from tests.plugins.qa_stub_experiments import (
     TextOracle,
@@ -37,7 +38,6 @@ from tests.plugins.qa_stub_experiments import (
     limits_for_tests,
 )
 
-REPO = Path(__file__).resolve().parent.parent
 IC_DIR = REPO / "tests" / "data" / "qb-ic"
 
 

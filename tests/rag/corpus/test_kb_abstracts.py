@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from server.cli import main
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "server" / "examples"
+from tests import EXAMPLES
 
 
 def _retrieve(capsys: pytest.CaptureFixture[str], data: str, question: str) -> dict:

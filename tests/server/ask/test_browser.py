@@ -13,7 +13,7 @@ import pytest
 from server.app import create_app
 from server.config import Config
 from tests.plugins.server import ARTIFACTS, LiveServer
-from tests.test_server_pages import validate_html
+from tests.server.pages.test_browser import validate_html
 
 pytestmark = pytest.mark.browser
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from server.cli import main
+from tests import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "server" / "examples" / "example-questions.json"
 
 

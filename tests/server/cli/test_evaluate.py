@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from server.cli import main
+from tests import EXAMPLES
 
-REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "server" / "examples"
 QUESTIONS = EXAMPLES / "example-questions.json"
 ANSWERS = EXAMPLES / "example-answers.json"
 QA_KEYS = {

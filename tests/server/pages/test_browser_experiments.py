@@ -25,7 +25,7 @@ from tests.plugins.experiment_pages import (
     SUBMIT_TOKEN,
 )
 from tests.plugins.server import ARTIFACTS, LiveServer
-from tests.test_server_pages import validate_html
+from tests.server.pages.test_browser import validate_html
 
 pytestmark = pytest.mark.browser
 
