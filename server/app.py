@@ -22,27 +22,22 @@ from typing import cast
 from flask import Flask
 
 from evaluators.experiments.runner import ExperimentRunner
-from server.ask import routes as ask
+from server.ask import routes as ask_routes
 from server.ask.qa_system import system_registry
 from server.ask.service import RagService
 from server.config import Config
-from server.linked_data import routes as resource_views
-from server.linked_data import vocabulary
+from server.linked_data import description, dump, vocabulary
+from server.linked_data import routes as resource_routes
 from server.linked_data.terms import href
-from server.pages import compare, leaderboard
-from server.pages import experiments as experiment_views
-from server.pages import lists as pages
-from server.pages import systems as system_views
-from server.pages import tasks as task_views
+from server.pages import compare, datasets, experiments, leaderboard, lists, systems, tasks
 from server.pages.tables import format_time, machine_time
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
-from server.sparql import endpoint as sparql
-from server.sparql import update
+from server.sparql import endpoint, update
 from server.sparql.replica import Replica
 from server.sparql.workers import QueryPool
-from server.submit import routes as submit
-from server.web import auth as forms
+from server.submit import routes as submit_routes
+from server.web import auth
 from server.web.problems import register_error_handlers
 from store.protocol import RdfStore
 from store.remote import RemoteStore
@@ -52,6 +47,26 @@ from vocab.project import QAB
 from vocab.standard import RDF
 
 log = logging.getLogger(__name__)
+
+# Every route of the web server, one blueprint per kind of page or endpoint; the URL prefix a
+# blueprint owns is written in its module (``/experiment/...`` in ``server.pages.experiments``).
+BLUEPRINTS = (
+    lists.bp,  # /, /datasets, /experiments, /systems
+    datasets.bp,  # /dataset/...
+    experiments.bp,  # /experiment/...
+    tasks.bp,  # /task/...
+    systems.bp,  # /system/...
+    leaderboard.bp,  # /leaderboard
+    compare.bp,  # /compare
+    submit_routes.bp,  # /experiments/new, /upload, /experiments/<id>/publish
+    ask_routes.bp,  # /ask, /ask/jobs, /api/qa, /rag/run/...
+    resource_routes.bp,  # /kb/..., /cube/..., /experiment-type/..., /profile/..., /graph/...
+    vocabulary.bp,  # /vocab, /vocab/<term>, /context.jsonld
+    description.bp,  # /.well-known/void
+    dump.bp,  # /dump.nq
+    endpoint.bp,  # /sparql
+    update.bp,  # /update
+)
 
 # The environment variable holding the bearer token that enables SPARQL Update at /update.
 # Unset or empty: /update refuses every request. (A secret, so it never goes in config.toml.)
@@ -153,19 +168,15 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     svc = build_services(config, store if store is not None else open_store(config))
     app.extensions["services"] = svc
-    forms.install(app, forms.load_form_secrets(config, svc.admin_token))
+    auth.install(app, auth.load_form_secrets(config, svc.admin_token))
     register_error_handlers(app)
     app.jinja_env.globals["base_iri"] = config.base_iri
     app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)
     app.jinja_env.filters["slug"] = iris.slug
     app.jinja_env.filters["when"] = format_time
     app.jinja_env.filters["machine_time"] = machine_time
-    for blueprint in (sparql.bp, update.bp, vocabulary.bp, resource_views.bp, pages.bp, ask.bp):
+    for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
-    for blueprint in (leaderboard.bp, compare.bp, submit.bp):
-        app.register_blueprint(blueprint)
-    for module in (experiment_views, task_views, system_views):
-        module.register(app)
     if config.server.demo:
         _load_demo(svc)
     _start_runner(app, svc)

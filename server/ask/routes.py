@@ -9,8 +9,8 @@
 * ``POST /api/qa``: the GERBIL QA web-service protocol (form ``query``, ``lang``; optional
   ``type`` and ``id``) answered with QALD-JSON, or BioASQ JSON with ``?format=bioasq`` or
   ``Accept: application/vnd.bioasq+json``.
-* ``/rag/run/<id>``: the stored run (``server.linked_data.routes``); its HTML view is
-  registered here.
+* ``/rag/run/<id>``: a stored run, shown like a fresh one; its RDF forms come from
+  ``server.linked_data.routes.serve_resource``.
 
 Every run is stored in the rag graph. Errors are RFC 9457 problems (invalid question 400,
 malformed query 400 with its column, no index or model 503); the page shows them in place.
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import NamedNode
 
 from rag.errors import QuerySyntaxError, QuestionError, RagError
 from rag.models.generators import GENERATOR_NAMES
@@ -32,7 +32,8 @@ from server.ask.jobs import AskJob, AskJobs
 from server.ask.payloads import bioasq_json, qald_json, run_json
 from server.ask.service import RagService, UnknownGeneratorError
 from server.ask.view import ResultView, result_view
-from server.linked_data.routes import alternate_links, generic_html, register_html_view
+from server.linked_data.documents import document
+from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import href
 from server.services import Services, Visibility, services
 from server.web.problems import Problem
@@ -51,7 +52,6 @@ def _setup(state: object) -> None:
     app.extensions["rag"] = service
     svc.closers.append(service.close)
     app.extensions["ask_jobs"] = AskJobs(STAGES)
-    register_html_view(app, QAB.RagRun, run_page)
 
 
 def rag_service() -> RagService:
@@ -254,12 +254,22 @@ def api_qa() -> Response:
     return response
 
 
-def run_page(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visibility) -> str:
-    """Render a stored run like the ask page shows a fresh one (the permalink's HTML)."""
-    run = run_from_quads(iri, quads)
+def run_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
+    """Render a stored run like the ask page shows a fresh one (the permalink's HTML).
+
+    Raises:
+        Problem: 404 when there is no such run.
+    """
+    run = run_from_quads(iri, document(svc, iri, vis))
     if run is None:
-        return generic_html(svc, iri, quads, vis)
+        return generic_page(svc, iri, vis)
     view = result_view(run, iri.value, href(iri.value, svc.base))
     return render_template(
         "rag_run.html", title=f"RAG run {run.run_id}", r=view, alternates=alternate_links()
     )
+
+
+@bp.route("/rag/run/<path:rest>")
+def rag_run(rest: str) -> Response:
+    """One stored answer of the built-in RAG system."""
+    return serve_resource("rag/run", rest, run_page)

@@ -1,5 +1,8 @@
 """Describe the store and the endpoint: SPARQL 1.1 Service Description, VoID and DCAT.
 
+VoID is served at ``/.well-known/void`` (here); the service description at a bare ``GET /sparql``
+(``server.sparql.page``).
+
 Both descriptions are built as quads from the closed vocabularies (never hand-written Turtle)
 and cover only what anonymous readers can see: the public graphs of the current generation.
 ``SERVICE`` is refused by the endpoint, so ``sd:BasicFederatedQuery`` is not advertised.
@@ -7,14 +10,19 @@ and cover only what anonymous readers can see: the public graphs of the current 
 
 from __future__ import annotations
 
+from flask import Blueprint, Response, request
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad
 
-from server.services import Services
+from server.linked_data.serialisation import serialize_document
+from server.services import Services, services
+from server.web.negotiation import RDF_FORMATS, decorate, negotiate
 from store import graphs
 from vocab import iris
 from vocab.project import QAB
 from vocab.qb import QB
 from vocab.standard import DCAT, DCTERMS, FORMATS, GERBIL, PROV, RDF, RDFS, SD, VOID, XSD
+
+bp = Blueprint("description", __name__)
 
 Term = NamedNode | BlankNode | Literal
 
@@ -162,3 +170,20 @@ def void_description(svc: Services) -> list[Quad]:
         if title is not None:
             quads.append(_quad(dataset, DCTERMS.title, title))
     return quads
+
+
+@bp.route("/.well-known/void")
+def void() -> Response:
+    """The VoID and DCAT description of the public data."""
+    svc = services()
+    rep, negotiated = negotiate(RDF_FORMATS)
+    body = svc.cache.get_or_make(
+        svc.generation,
+        f"void {rep.key}",
+        lambda: serialize_document(void_description(svc), rep, svc.base),
+    )
+    response = Response(body, mimetype=rep.media_type)
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    response.set_etag(svc.etag("void", rep.key))
+    decorate(response, "/.well-known/void", (), rep, negotiated).make_conditional(request)
+    return response

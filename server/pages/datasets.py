@@ -1,19 +1,21 @@
-"""HTML views of datasets and dataset versions, registered by RDF class.
+"""The pages of datasets (``/dataset/{name}``) and dataset versions (``/dataset/{name}/v{n}``).
 
-``resources`` calls these with the document it already read from visible graphs; they only
-rearrange that document (and, for a version's questions, read the page of questions asked for
-from the version graph the document came from). Experiments, tasks and systems have pages of
-their own that read the store directly (``experiment_views``, ``task_views``, ``system_views``).
+The URL says which page it is: a dataset lists its versions, a version its metadata and then its
+questions one page at a time (read from the version graph, if the reader may see it). Both
+rearrange the resource's document (``server.linked_data.documents``); anything else under
+``/dataset/`` (a question, a check report) gets the generic page.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
-from flask import Flask, render_template, request
+from flask import Blueprint, Response, render_template, request
 from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions
 
-from server.linked_data.routes import alternate_links, register_html_view
+from server.linked_data.documents import document
+from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import TermView, describe, term_view, title_of
 from server.services import Services, Visibility
 from server.sparql.page import query_link
@@ -21,7 +23,12 @@ from store import queries
 from vocab.project import QAB
 from vocab.standard import DCTERMS
 
+bp = Blueprint("dataset", __name__)
+
 PAGE_SIZE = 50
+# /dataset/{name} and /dataset/{name}/v{n}: the two shapes with a page of their own.
+_DATASET = re.compile(r"[^/]+")
+_VERSION = re.compile(r"[^/]+/v[0-9]+")
 
 Props = dict[NamedNode, list[object]]
 
@@ -133,7 +140,22 @@ def version_view(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visibili
     )
 
 
-def register(app: Flask) -> None:
-    """Register the dataset views with the resource views (experiments: ``experiment_views``)."""
-    register_html_view(app, QAB.Dataset, dataset_view)
-    register_html_view(app, QAB.DatasetVersion, version_view)
+def dataset_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
+    """Render what a URL under ``/dataset/`` names: a dataset, a version, or anything else.
+
+    Raises:
+        Problem: 404 when the reader can see nothing about ``iri``.
+    """
+    rest = iri.value.removeprefix(f"{svc.base}/dataset/")
+    if _DATASET.fullmatch(rest) or _VERSION.fullmatch(rest):
+        quads = document(svc, iri, vis)
+        if quads:
+            view = dataset_view if _DATASET.fullmatch(rest) else version_view
+            return view(svc, iri, quads, vis)
+    return generic_page(svc, iri, vis)
+
+
+@bp.route("/dataset/<path:rest>")
+def dataset(rest: str) -> Response:
+    """A dataset, one of its versions, or one question of a version."""
+    return serve_resource("dataset", rest, dataset_page)

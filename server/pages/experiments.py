@@ -6,7 +6,7 @@ experiment type with GERBIL's measures, errors, time and state, a second table f
 types, footnotes for undefined values, per-task links to the task pages, the provenance, and a
 link to the SPARQL query behind the tables. While tasks are queued or running the page reloads
 itself every few seconds (a ``meta refresh``: it works without JavaScript). The RDF forms of
-the experiment are unchanged (``server.linked_data.routes``).
+the experiment come from ``server.linked_data.routes.serve_resource``.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from flask import Flask, render_template, request
+from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators.experiments.model import TaskStatus
 from evaluators.experiments.read import TaskSummary
 from server.linked_data.documents import experiment_graph_of
-from server.linked_data.routes import alternate_links, register_html_page
+from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import describe
 from server.pages.experiment_graph import ExperimentRead, read_experiment, table_link
 from server.pages.tables import (
@@ -33,7 +33,8 @@ from server.pages.tables import (
 from server.services import Services, Visibility
 from server.web import auth as forms
 from server.web.problems import Problem
-from vocab.project import QAB
+
+bp = Blueprint("experiment", __name__)
 
 # Seconds between reloads of a page whose tasks are still queued or running.
 REFRESH_SECONDS = 3
@@ -98,7 +99,10 @@ def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
         Problem: 404 when ``iri`` is not an experiment the reader may see.
     """
     graph = experiment_graph_of(svc, iri)
-    if graph is None or not vis.can_see(graph):
+    if graph is None:
+        # Below an experiment's IRI (not an experiment itself): its triples.
+        return generic_page(svc, iri, vis)
+    if not vis.can_see(graph):
         raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
     experiment_id = iri.value.rsplit("/", 1)[-1]
     if graph in vis.unlocked:
@@ -141,6 +145,7 @@ def _render(
     )
 
 
-def register(app: Flask) -> None:
-    """Register the experiment page for ``qab:Experiment`` resources."""
-    register_html_page(app, QAB.Experiment, experiment_page)
+@bp.route("/experiment/<path:rest>")
+def experiment(rest: str) -> Response:
+    """An experiment: this page, or its whole graph in an RDF form."""
+    return serve_resource("experiment", rest, experiment_page)

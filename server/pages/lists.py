@@ -1,6 +1,7 @@
-"""Pages for people: home, the lists of datasets, experiments and systems, the VoID description
-and the public dump. Dataset HTML views live in ``pageviews``; experiment, task and system pages
-in ``experiment_views``, ``task_views`` and ``system_views``; the leaderboard in ``leaderboard``.
+"""The home page and the lists of datasets, experiments and systems.
+
+The pages of single datasets, experiments, tasks and systems are their siblings in
+``server.pages``; the VoID description and the dump live in ``server.linked_data``.
 
 Each list is also an RDF document (the list page negotiates like any resource) and links to a
 SPARQL query that reproduces its table. Canned queries run on the main store restricted to the
@@ -9,29 +10,20 @@ graphs the reader may see.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
-from server.linked_data.description import void_description
 from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import term_view
-from server.pages import datasets as pageviews
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
 from server.web.access import remember_tokens, request_tokens
-from server.web.negotiation import PAGE_FORMATS, RDF_FORMATS, decorate, negotiate, split_extension
+from server.web.negotiation import PAGE_FORMATS, decorate, negotiate, split_extension
 from store import graphs, queries
 from store.triplestore import QueryResult
 from vocab.standard import DCTERMS, RDFS
 
 bp = Blueprint("pages", __name__)
-
-
-@bp.record_once
-def _register_views(state: object) -> None:
-    pageviews.register(state.app)  # type: ignore[attr-defined]
 
 
 def _rows(result: QueryResult) -> list[dict[str, object]]:
@@ -165,38 +157,3 @@ def systems(ext: str | None = None) -> Response:
         members,
         "Question answering systems evaluated here.",
     )
-
-
-@bp.route("/.well-known/void")
-def void() -> Response:
-    """The VoID and DCAT description of the public data."""
-    svc = services()
-    rep, negotiated = negotiate(RDF_FORMATS)
-    body = svc.cache.get_or_make(
-        svc.generation,
-        f"void {rep.key}",
-        lambda: serialize_document(void_description(svc), rep, svc.base),
-    )
-    response = Response(body, mimetype=rep.media_type)
-    response.headers["Access-Control-Allow-Origin"] = "*"
-    response.set_etag(svc.etag("void", rep.key))
-    decorate(response, "/.well-known/void", (), rep, negotiated).make_conditional(request)
-    return response
-
-
-@bp.route("/dump.nq")
-def dump() -> Response:
-    """Every quad the reader may see, as N-Quads (public graphs plus opened private ones)."""
-    svc = services()
-    vis = svc.visibility(request_tokens())
-    snapshot = svc.snapshot()
-
-    def _stream() -> Iterator[bytes]:
-        with snapshot.public.open("rb") as fh:
-            yield from iter(lambda: fh.read(1 << 16), b"")
-        for graph in vis.unlocked:
-            yield from (str(q).encode("utf-8") + b" .\n" for q in svc.store.quads(graph=graph))
-
-    response = Response(_stream(), mimetype="application/n-quads")
-    response.headers["Content-Disposition"] = 'attachment; filename="qabench.nq"'
-    return response

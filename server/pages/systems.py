@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import islice
 
-from flask import Flask, render_template
+from flask import Blueprint, Response, render_template
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.experiments.read import TaskSummary
-from server.linked_data.routes import alternate_links, register_html_page
+from server.linked_data.routes import alternate_links, serve_resource
 from server.pages.experiments import cached_experiment
 from server.pages.tables import Footnotes, main_columns, qald_rows
 from server.services import Services, Visibility
@@ -24,6 +24,8 @@ from server.web.problems import Problem
 from store import graphs, queries
 from vocab.project import QAB
 from vocab.standard import DCTERMS, RDF, RDFS
+
+bp = Blueprint("system", __name__)
 
 MAX_EXPERIMENTS = 100
 _SCAN = 10_000
@@ -101,6 +103,7 @@ def system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     )
 
 
-def register(app: Flask) -> None:
-    """Register the system page for ``qab:System`` resources."""
-    register_html_page(app, QAB.System, system_page)
+@bp.route("/system/<path:rest>")
+def system(rest: str) -> Response:
+    """A QA system: this page, or its document as RDF."""
+    return serve_resource("system", rest, system_page)

@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from flask import Flask, render_template, request
+from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.experiments.read import TaskSummary
 from evaluators.qa.scoring import Breakdown
 from evaluators.results import MeasureValue
-from server.linked_data.routes import alternate_links, register_html_page
+from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import href
 from server.pages.experiment_graph import questions_query
 from server.pages.experiments import cached_task
@@ -50,9 +50,10 @@ from server.services import Services, Visibility
 from server.sparql.page import query_link
 from server.web.problems import Problem
 from store import graphs
-from vocab.project import QAB
 
 PAGE_SIZE = 50
+
+bp = Blueprint("task", __name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +88,12 @@ def _filters(types: list[str]) -> Filters:
     return Filters(wanted, only_wrong, max(page, 1))
 
 
-def _task_parts(svc: Services, iri: NamedNode) -> tuple[str, int]:
+def _task_parts(svc: Services, iri: NamedNode) -> tuple[str, int] | None:
     prefix = f"{svc.base}/task/"
     rest = iri.value[len(prefix) :] if iri.value.startswith(prefix) else ""
     experiment_id, _, number = rest.partition("/")
     if not experiment_id or not number.isdigit():
-        raise Problem(404, f"There is no task {iri.value}.")
+        return None
     return experiment_id, int(number)
 
 
@@ -114,7 +115,11 @@ def task_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
         Problem: 404 when the task does not exist or is not visible; 400 for an experiment
             type the task does not have.
     """
-    experiment_id, number = _task_parts(svc, iri)
+    parts = _task_parts(svc, iri)
+    if parts is None:
+        # Below a task's IRI (not a task itself): its triples.
+        return generic_page(svc, iri, vis)
+    experiment_id, number = parts
     graph = graphs.experiment_graph(svc.base, experiment_id)
     task = cached_task(svc, experiment_id, number) if vis.can_see(graph) else None
     if task is None:
@@ -123,14 +128,19 @@ def task_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     return svc.cache.get_or_make(
         svc.generation,
         f"task-page {request.full_path} {vis.key}",
-        lambda: _render(svc, iri, vis, task, graph),
+        lambda: _render(svc, iri, vis, task, graph, experiment_id),
     )
 
 
 def _render(
-    svc: Services, iri: NamedNode, vis: Visibility, task: TaskSummary, graph: NamedNode
+    svc: Services,
+    iri: NamedNode,
+    vis: Visibility,
+    task: TaskSummary,
+    graph: NamedNode,
+    experiment_id: str,
 ) -> str:
-    experiment_id, number = _task_parts(svc, iri)  # already checked by task_page
+    number = task.plan.number
     types = [r.experiment_type for r in task.results]
     chosen = _filters(types)
     version = graphs.dataset_graph(svc.base, task.plan.dataset, task.plan.version)
@@ -229,6 +239,7 @@ def _breakdowns(
     ]
 
 
-def register(app: Flask) -> None:
-    """Register the task page for ``qab:Task`` resources."""
-    register_html_page(app, QAB.Task, task_page)
+@bp.route("/task/<path:rest>")
+def task(rest: str) -> Response:
+    """One task of an experiment: this page, or its document (with observations) as RDF."""
+    return serve_resource("task", rest, task_page)
