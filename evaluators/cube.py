@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from evaluators.qa.profiles import PROFILES
+from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.results import MEASURES, EvaluationResult, ExperimentTypeResult, QuestionScore
 from vocab import iris
 from vocab.project import QAB
@@ -39,7 +39,6 @@ DIMENSIONS: tuple[tuple[NamedNode, NamedNode], ...] = (
 )
 QUESTION_DIMENSION = (GERBIL.datasetElement, QAB.Question)
 Dim = tuple[NamedNode, NamedNode | Literal]
-_PROFILE_TERMS = {p.id: p.term for p in PROFILES.values()} | {"bioasq": QAB.BioasqProfile}
 _TAGGED = re.compile(r'"(.*)"@([A-Za-z]+(?:-[A-Za-z0-9]+)*)', re.DOTALL)
 _TYPED = re.compile(r'"(.*)"\^\^<([^<>"\s]+)>', re.DOTALL)
 _IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|\\^`]+")
@@ -97,7 +96,7 @@ def experiment_type_term(base: str, experiment_type: str) -> NamedNode:
 
 def profile_term(base: str, profile: str) -> NamedNode:
     """Return the vocabulary individual of a scoring profile."""
-    return _PROFILE_TERMS.get(profile) or iris.page_iri(base, "profile", profile)
+    return PROFILE_TERMS.get(profile) or iris.page_iri(base, "profile", profile)
 
 
 def value_term(text: str) -> NamedNode | Literal:

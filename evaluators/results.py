@@ -1,4 +1,5 @@
-"""Evaluation results as typed values, the measure registry, and the JSON shape of the CLI.
+"""Evaluation results as typed values, the experiment-type and measure registries, and the JSON
+shape of the CLI.
 
 Every scorer (QA and its sub-experiments, BioASQ) returns an ``EvaluationResult``; ``cube.py``
 turns it into Data Cube quads and ``to_json`` into the ``qabench evaluate --json`` document.
@@ -16,6 +17,32 @@ from pyoxigraph import NamedNode
 
 from vocab.project import QAB
 from vocab.standard import GERBIL
+
+# Experiment type ids (GERBIL's names; also the keys of ``qabench evaluate --json``), in the one
+# order used everywhere: GERBIL's order of a QA experiment's sub-tasks, then the BioASQ types.
+QA = "QA"
+AIT2KB = "AIT2KB"
+ATYPE = "AType"
+C2KB = "C2KB"
+P2KB = "P2KB"
+RE2KB = "RE2KB"
+QA_TYPES = (QA, AIT2KB, ATYPE, C2KB, P2KB, RE2KB)
+BIOASQ_TYPES = ("documents", "snippets", "concepts", "yesno", "factoid", "list", "ideal")
+EXPERIMENT_TYPES = QA_TYPES + BIOASQ_TYPES
+# The scoring profile of the BioASQ types (the official measures); the QA profiles are in
+# ``evaluators.qa.profiles``, which also lists every profile id with its term.
+BIOASQ_PROFILE = "bioasq"
+
+
+def type_order(experiment_type: str) -> tuple[int, str]:
+    """Return a sort key that puts experiment types in ``EXPERIMENT_TYPES`` order (others last).
+
+    >>> sorted(["ideal", "C2KB", "QA", "custom"], key=type_order)
+    ['QA', 'C2KB', 'ideal', 'custom']
+    """
+    if experiment_type in EXPERIMENT_TYPES:
+        return EXPERIMENT_TYPES.index(experiment_type), ""
+    return len(EXPERIMENT_TYPES), experiment_type
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from evaluators.qa.profiles import PROFILES
+from rag.models.generators import GENERATOR_NAMES
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
 
@@ -162,8 +165,8 @@ _RANGES: dict[str, tuple[float, float]] = {
     "rag.top_k": (1, 1000),
 }
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "evaluation.default_profile": ("strict", "gerbil", "gerbil-legacy", "qald-classic"),
-    "rag.generator": ("extractive", "transformers-local", "openai-http"),
+    "evaluation.default_profile": tuple(PROFILES),
+    "rag.generator": GENERATOR_NAMES,
 }
 
 

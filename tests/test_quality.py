@@ -1,7 +1,10 @@
-"""The suite also runs the static checks: import layers, ruff and mypy."""
+"""The suite also runs the static checks (import layers, ruff, mypy) and every docstring example."""
 
 from __future__ import annotations
 
+import doctest
+import importlib
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,3 +36,22 @@ def test_ruff_format_is_clean() -> None:
 def test_mypy_strict_is_clean() -> None:
     result = _run(str(BIN / "mypy"), "server", "vocab", "store", "evaluators", "rag")
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
+
+
+def test_docstring_examples_pass() -> None:
+    # Every ``>>>`` example in the five packages runs (STYLE §6); at least this many modules
+    # carry examples, so a broken walk cannot pass by testing nothing.
+    modules = attempted = 0
+    failures: list[str] = []
+    for root in ("vocab", "store", "evaluators", "rag", "server"):
+        package = importlib.import_module(root)
+        for info in pkgutil.walk_packages(package.__path__, f"{root}."):
+            if info.name.endswith("__main__"):
+                continue
+            outcome = doctest.testmod(importlib.import_module(info.name))
+            modules += bool(outcome.attempted)
+            attempted += outcome.attempted
+            if outcome.failed:
+                failures.append(info.name)
+    assert not failures, failures
+    assert modules >= 45 and attempted >= 140, (modules, attempted)

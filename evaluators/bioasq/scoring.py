@@ -33,9 +33,14 @@ from evaluators.bioasq.selection import (
 )
 from evaluators.errors import UnknownSubExperimentError
 from evaluators.model import BioasqGold, Dataset
-from evaluators.results import EvaluationResult, ExperimentTypeResult, MeasureValue, QuestionScore
+from evaluators.results import (
+    BIOASQ_PROFILE,
+    EvaluationResult,
+    ExperimentTypeResult,
+    MeasureValue,
+    QuestionScore,
+)
 
-PROFILE = "bioasq"
 DEFAULT_VERSION = 8
 _SNIPPET_NAN = (
     "no gold snippets: the official evaluator divides 0 by 0 here "
@@ -105,7 +110,7 @@ def evaluate_bioasq(
     handling = "counted as 0 (strict_missing)" if strict_missing else "skipped (official)"
     return EvaluationResult(
         dataset=dataset_label or gold.source_id or "",
-        profile=PROFILE,
+        profile=BIOASQ_PROFILE,
         language="en",
         questions=len(gold.questions),
         results=tuple(results),

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from evaluators.bioasq.scoring import PROFILE as BIOASQ_PROFILE
 from evaluators.datasets import library
 from evaluators.datasets.library import VersionInfo
 from evaluators.errors import (
@@ -25,7 +24,8 @@ from evaluators.errors import (
 )
 from evaluators.experiments.model import SystemDescription, TaskPlan
 from evaluators.model import Dataset, SourceFormat
-from evaluators.qa.profiles import PROFILES
+from evaluators.qa.profiles import PROFILE_TERMS, PROFILES
+from evaluators.results import BIOASQ_PROFILE
 from evaluators.systems.protocol import (
     AnswerFileSystem,
     SystemKind,
@@ -116,8 +116,8 @@ def plan_experiment(
         raise UnknownDatasetError("An experiment needs at least one dataset")
     for profile in request.profiles:
         # the profiles evaluators.qa.scoring knows, and BioASQ's official rules
-        if profile not in PROFILES and profile != BIOASQ_PROFILE:
-            known = ", ".join([*PROFILES, BIOASQ_PROFILE])
+        if profile not in PROFILE_TERMS:
+            known = ", ".join(PROFILE_TERMS)
             raise UnknownSubExperimentError(
                 f"Unknown profile {profile!r}; expected one of: {known}"
             )

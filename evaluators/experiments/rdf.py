@@ -3,7 +3,8 @@
 An experiment graph (``store.graphs.experiment_graph``) holds the experiment, its tasks (each a
 ``prov:Activity``), the systems and their configurations, the provenance of every task (dataset
 version with its SHA-256, system configuration, scoring profile, knowledge base, qabench
-release) and, once a task finished, its Data Cube results (``evaluators.cube``). The private
+release) and, once a task finished, its Data Cube results (``result_quads`` through
+``evaluators.cube``; read back by ``evaluators.experiments.results``). The private
 admin graph holds publication state, the access-token hash and the runner process.
 """
 
@@ -13,6 +14,7 @@ from datetime import datetime
 
 from pyoxigraph import Literal, NamedNode, Quad
 
+from evaluators import cube
 from evaluators.experiments.model import (
     CODE_RUNNING,
     ExperimentRecord,
@@ -23,6 +25,8 @@ from evaluators.experiments.model import (
     TaskState,
     TaskStatus,
 )
+from evaluators.qa.profiles import PROFILE_TERMS
+from evaluators.results import EvaluationResult
 from store import graphs
 from vocab import iris
 from vocab.project import QAB
@@ -37,13 +41,6 @@ STATUS_TERMS: dict[TaskStatus, NamedNode] = {
     TaskStatus.ABORTED: QAB.Aborted,
 }
 
-PROFILE_TERMS: dict[str, NamedNode] = {
-    "strict": QAB.StrictProfile,
-    "gerbil": QAB.GerbilProfile,
-    "gerbil-legacy": QAB.GerbilLegacyProfile,
-    "qald-classic": QAB.QaldClassicProfile,
-    "bioasq": QAB.BioasqProfile,
-}
 
 # The task properties that change with its state; a state change replaces all of them.
 STATE_PREDICATES = (
@@ -247,4 +244,27 @@ def runner_quad(base: str, experiment_id: str, process: str) -> Quad:
         QAB.runnerProcess,
         Literal(process),
         graphs.admin_graph(base),
+    )
+
+
+def result_quads(
+    base: str, experiment_id: str, plan: TaskPlan, result: EvaluationResult
+) -> list[Quad]:
+    """Return the Data Cube quads of one finished task (aggregate and per-question)."""
+    g = graphs.experiment_graph(base, experiment_id)
+    question_iris = {
+        score.question_id: iris.question_iri(base, plan.dataset, plan.version, score.question_id)
+        for typed in result.results
+        for score in typed.per_question
+    }
+    return cube.structure_quads(base, g) + list(
+        cube.observation_quads(
+            result,
+            base=base,
+            task=iris.task_iri(base, experiment_id, plan.number),
+            graph=g,
+            system=iris.system_iri(base, plan.system),
+            dataset_version=iris.dataset_version_iri(base, plan.dataset, plan.version),
+            question_iris=question_iris,
+        )
     )

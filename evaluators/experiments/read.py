@@ -1,7 +1,11 @@
-"""Read experiments back from the store: listings, task states, plans for resuming, summaries.
+"""Read experiments back from the store: listings, facts, systems, task states, summaries.
 
-Read-only. The ``--json`` document of ``qabench experiment run|show`` (``summary_json``) is
-built here so that the CLI and the web pages describe an experiment the same way.
+Read-only, and typed against the ``RdfStore`` role (the embedded and the remote store). Reads of
+one experiment go through its own graph (quad-index lookups with the graph given, or named queries
+with it bound), so they cost the same however many experiments the store holds. Aggregate results
+come from ``evaluators.experiments.results``. The ``--json`` document of ``qabench experiment
+run|show`` (``summary_json``) is built here so that the CLI and the web pages describe an
+experiment the same way.
 """
 
 from __future__ import annotations
@@ -15,13 +19,16 @@ from pyoxigraph import Literal, NamedNode
 
 from evaluators.errors import UnknownExperimentError
 from evaluators.experiments.model import SystemDescription, TaskPlan, TaskStatus
-from evaluators.experiments.rdf import PROFILE_TERMS, STATUS_TERMS, system_configuration_iri
-from evaluators.experiments.results import stored_results
+from evaluators.experiments.rdf import STATUS_TERMS, system_configuration_iri
+from evaluators.experiments.results import aggregate_results
+from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.results import ExperimentTypeResult, measures_json
 from evaluators.systems.protocol import SystemKind
 from store import graphs, queries
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
+from vocab import iris
 from vocab.project import QAB
+from vocab.standard import DCTERMS, RDF, RDFS
 
 _STATUS_BY_TERM = {term.value: status for status, term in STATUS_TERMS.items()}
 _PROFILE_BY_TERM = {term.value: name for name, term in PROFILE_TERMS.items()}
@@ -87,7 +94,7 @@ def experiment_id_of(iri: NamedNode) -> str:
     return unquote(iri.value.rstrip("/").rsplit("/", 1)[-1])
 
 
-def list_experiments(store: TripleStore, base: str) -> list[ExperimentOverview]:
+def list_experiments(store: RdfStore, base: str) -> list[ExperimentOverview]:
     """Return every experiment (private ones too; the caller decides what to show), by id."""
     rows = store.select(queries.load("experiment_list"), admin=graphs.admin_graph(base))
     found: dict[str, ExperimentOverview] = {}
@@ -102,7 +109,7 @@ def list_experiments(store: TripleStore, base: str) -> list[ExperimentOverview]:
     return [found[k] for k in sorted(found)]
 
 
-def overview(store: TripleStore, base: str, experiment_id: str) -> ExperimentOverview:
+def overview(store: RdfStore, base: str, experiment_id: str) -> ExperimentOverview:
     """Return one experiment's overview.
 
     Raises:
@@ -134,7 +141,7 @@ def _version_from_iri(iri: str) -> tuple[str, int]:
     return unquote(head.rsplit("/", 1)[-1]), int(tail) if tail.isdigit() else 0
 
 
-def _task_rows(store: TripleStore, base: str, experiment_id: str) -> list[dict[str, Any]]:
+def _task_rows(store: RdfStore, base: str, experiment_id: str) -> list[dict[str, Any]]:
     """Return the raw task rows of an experiment, ordered by task number."""
     rows = store.select(
         queries.load("experiment_tasks"), graph=graphs.experiment_graph(base, experiment_id)
@@ -143,7 +150,7 @@ def _task_rows(store: TripleStore, base: str, experiment_id: str) -> list[dict[s
 
 
 def task_summaries(
-    store: TripleStore,
+    store: RdfStore,
     base: str,
     experiment_id: str,
     results: Mapping[int, tuple[ExperimentTypeResult, ...]] | None = None,
@@ -168,34 +175,121 @@ def task_summaries(
     return tuple(out)
 
 
+def _literal(store: RdfStore, subject: NamedNode, predicate: NamedNode, graph: NamedNode) -> str:
+    for quad in store.quads(subject, predicate, None, graph):
+        return str(getattr(quad.object, "value", quad.object))
+    return ""
+
+
 def system_descriptions(
-    store: TripleStore, base: str, experiment_id: str
+    store: RdfStore, base: str, experiment_id: str
 ) -> dict[str, SystemDescription]:
-    """Return the systems of an experiment by name, as recorded at submission."""
-    rows = store.select(
-        queries.load("experiment_systems"), graph=graphs.experiment_graph(base, experiment_id)
-    )
-    out: dict[str, SystemDescription] = {}
-    for row in rows:
-        timeout = _text(row, "timeout")
-        concurrency = _text(row, "concurrency")
-        name = row["name"].value
-        out[name] = SystemDescription(
-            name=name,
-            kind=SystemKind(row["kind"].value),
-            url=_text(row, "url"),
-            builtin=_text(row, "builtin"),
-            answers_file=_text(row, "file"),
-            answers_sha256=_text(row, "sha256"),
-            description=_text(row, "description") or "",
-            owner=_text(row, "owner") or "",
+    """Return the systems of an experiment by name, as configured at submission.
+
+    Reads the configurations (the subjects with ``qab:systemKind`` and ``qab:system``) through
+    the quad index: observations also name their system, so a pattern query would visit every
+    observation of the experiment.
+    """
+    graph = graphs.experiment_graph(base, experiment_id)
+    found: dict[str, SystemDescription] = {}
+    for quad in store.quads(None, QAB.systemKind, None, graph):
+        conf = quad.subject
+        if not isinstance(conf, NamedNode):
+            continue
+        system = next((q.object for q in store.quads(conf, QAB.system, None, graph)), None)
+        if not isinstance(system, NamedNode):
+            continue
+        try:
+            kind = SystemKind(str(getattr(quad.object, "value", "")))
+        except ValueError:
+            continue
+        name = _literal(store, system, RDFS.label, graph) or system.value.rsplit("/", 1)[-1]
+        timeout = _literal(store, conf, QAB.timeoutSeconds, graph)
+        concurrency = _literal(store, conf, QAB.concurrency, graph)
+        found[name] = SystemDescription(
+            name,
+            kind,
+            url=_literal(store, conf, QAB.endpointUrl, graph) or None,
+            builtin=_literal(store, conf, DCTERMS.identifier, graph) or None,
+            answers_file=_literal(store, conf, DCTERMS.source, graph) or None,
+            answers_sha256=_literal(store, conf, QAB.sha256, graph) or None,
+            description=_literal(store, system, DCTERMS.description, graph),
+            owner=_literal(store, system, QAB.owner, graph),
             timeout_seconds=float(timeout) if timeout else None,
             concurrency=int(concurrency) if concurrency else None,
         )
-    return out
+    return {k: found[k] for k in sorted(found)}
 
 
-def answers_path(store: TripleStore, base: str, experiment_id: str, system: str) -> str | None:
+@dataclass(frozen=True, slots=True)
+class ExperimentFacts:
+    """The header of an experiment page."""
+
+    id: str
+    iri: str
+    graph: NamedNode
+    created: str | None
+    published_at: str | None
+    owner: str | None
+    releases: tuple[str, ...]
+    knowledge_base: str | None
+    description: str | None = None
+
+
+def experiment_facts(store: RdfStore, base: str, experiment_id: str) -> ExperimentFacts:
+    """Return the header facts of an experiment (times, owner, releases, knowledge base)."""
+    graph = graphs.experiment_graph(base, experiment_id)
+    iri = iris.experiment_iri(base, experiment_id)
+    releases = sorted(
+        _literal(store, q.subject, RDFS.label, graph) or q.subject.value
+        for q in store.quads(None, RDF.type, QAB.SoftwareRelease, graph)
+        if isinstance(q.subject, NamedNode)
+    )
+    kb = next(
+        (
+            _literal(store, q.subject, RDFS.label, graph)
+            for q in store.quads(None, QAB.kbGraph, None, graph)
+            if isinstance(q.subject, NamedNode)
+        ),
+        None,
+    ) or next(
+        (getattr(q.object, "value", None) for q in store.quads(None, QAB.kbEndpoint, None, graph)),
+        None,
+    )
+    return ExperimentFacts(
+        id=experiment_id,
+        iri=iri.value,
+        graph=graph,
+        created=_literal(store, iri, DCTERMS.created, graph) or None,
+        published_at=_literal(store, iri, QAB.publishedAt, graph) or None,
+        owner=_literal(store, iri, QAB.owner, graph) or None,
+        releases=tuple(releases),
+        knowledge_base=kb,
+        description=_literal(store, iri, DCTERMS.description, graph)
+        or _literal(store, iri, RDFS.comment, graph)
+        or None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentRead:
+    """An experiment as its page shows it: facts, tasks with results, systems."""
+
+    facts: ExperimentFacts
+    tasks: tuple[TaskSummary, ...]
+    systems: tuple[SystemDescription, ...]
+
+
+def read_experiment(store: RdfStore, base: str, experiment_id: str) -> ExperimentRead:
+    """Return an experiment's facts, its tasks with their aggregate results, and its systems."""
+    tasks = task_summaries(
+        store, base, experiment_id, aggregate_results(store, base, experiment_id)
+    )
+    systems = tuple(system_descriptions(store, base, experiment_id).values())
+    return ExperimentRead(experiment_facts(store, base, experiment_id), tasks, systems)
+
+
+def answers_path(store: RdfStore, base: str, experiment_id: str, system: str) -> str | None:
     """Return where an answer-file system's file was read from (private admin graph)."""
     conf = system_configuration_iri(base, experiment_id, system)
     for quad in store.quads(conf, QAB.sourcePath, None, graphs.admin_graph(base)):
@@ -237,7 +331,7 @@ def _task_json(task: TaskSummary) -> dict[str, Any]:
 
 
 def experiment_summary(
-    store: TripleStore, base: str, experiment_id: str, token: str | None = None
+    store: RdfStore, base: str, experiment_id: str, token: str | None = None
 ) -> ExperimentSummary:
     """Return an experiment with its tasks and the aggregate results of finished tasks.
 
@@ -245,7 +339,7 @@ def experiment_summary(
         UnknownExperimentError: if there is no such experiment.
     """
     item = overview(store, base, experiment_id)
-    results = stored_results(store, base, experiment_id)
+    results = aggregate_results(store, base, experiment_id)
     tasks = task_summaries(store, base, experiment_id, results)
     created = None
     rows = _task_rows(store, base, experiment_id)

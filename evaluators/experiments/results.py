@@ -1,83 +1,149 @@
-"""A task's evaluation results in its experiment graph: written through ``evaluators.cube``,
-read back as aggregate ``ExperimentTypeResult``s (for ``experiment show`` and summaries).
+"""A task's Data Cube results read back from its experiment graph, aggregate and per question.
 
-Writing is pure (quads out); reading queries the store. Nothing here changes the store.
+``aggregate_results`` is the one reader of aggregate results: ``qabench experiment show``, the
+experiment, system and leaderboard pages and compare all read them through it. Every function
+reads one experiment graph (bound in the named queries ``experiment_table``, ``task_questions``
+and ``task_messages``), so its cost does not grow with the rest of the store; none checks who may
+see the graph (callers do). Nothing here writes; the quads are written by ``rdf.result_quads``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
+from urllib.parse import unquote
 
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import Literal, NamedNode, QuerySolutions
 
 from evaluators import cube
-from evaluators.experiments.model import TaskPlan
-from evaluators.results import MEASURES, EvaluationResult, ExperimentTypeResult, MeasureValue
+from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue, type_order
 from store import graphs, queries
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 from vocab import iris
 
 _MEASURE_BY_TERM = {info.term.value: key for key, info in MEASURES.items()}
+_MEASURE_ORDER = {key: n for n, key in enumerate(MEASURES)}
 
 
-def result_quads(
-    base: str, experiment_id: str, plan: TaskPlan, result: EvaluationResult
-) -> list[Quad]:
-    """Return the Data Cube quads of one finished task (aggregate and per-question)."""
-    g = graphs.experiment_graph(base, experiment_id)
-    question_iris = {
-        score.question_id: iris.question_iri(base, plan.dataset, plan.version, score.question_id)
-        for typed in result.results
-        for score in typed.per_question
-    }
-    return cube.structure_quads(base, g) + list(
-        cube.observation_quads(
-            result,
-            base=base,
-            task=iris.task_iri(base, experiment_id, plan.number),
-            graph=g,
-            system=iris.system_iri(base, plan.system),
-            dataset_version=iris.dataset_version_iri(base, plan.dataset, plan.version),
-            question_iris=question_iris,
-        )
-    )
+def type_name(term: object) -> str:
+    """Return the short name of an experiment type IRI (``gerbil:QA`` -> ``QA``).
+
+    >>> type_name(NamedNode("http://w3id.org/gerbil/vocab#C2KB"))
+    'C2KB'
+    """
+    value = getattr(term, "value", str(term))
+    return str(value).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
-def _type_name(term: NamedNode) -> str:
-    return term.value.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+def _ordered(values: list[MeasureValue]) -> tuple[MeasureValue, ...]:
+    return tuple(sorted(values, key=lambda v: _MEASURE_ORDER[v.measure]))
 
 
-def stored_results(
-    store: TripleStore, base: str, experiment_id: str
+def experiment_table_query(base: str, experiment_id: str) -> str:
+    """Return the text of the ``experiment_table`` query with its terms bound by ``VALUES``."""
+    bound = (graphs.experiment_graph(base, experiment_id), cube.structure_iri(base, "aggregate"))
+    values = "VALUES (?graph ?structure) { (" + " ".join(str(t) for t in bound) + ") }"
+    return queries.load("experiment_table").replace("#BINDINGS#", values)
+
+
+def aggregate_results(
+    store: RdfStore, base: str, experiment_id: str
 ) -> dict[int, tuple[ExperimentTypeResult, ...]]:
-    """Return the aggregate results of every finished task of an experiment, by task number."""
-    rows = store.select(
-        queries.load("experiment_results"), graph=graphs.experiment_graph(base, experiment_id)
+    """Return the aggregate results of every task of an experiment, by task number.
+
+    Experiment types come in ``evaluators.results.EXPERIMENT_TYPES`` order and measures in
+    registry order; an undefined measure carries its reason.
+    """
+    result = store.query(
+        queries.load("experiment_table"),
+        substitutions={
+            "graph": graphs.experiment_graph(base, experiment_id),
+            "structure": cube.structure_iri(base, "aggregate"),
+        },
     )
+    assert isinstance(result, QuerySolutions)
     found: dict[int, dict[str, list[MeasureValue]]] = defaultdict(lambda: defaultdict(list))
-    for row in rows:
+    for row in result:
         measure = _MEASURE_BY_TERM.get(row["measure"].value)
         if measure is None:
             continue
         number = int(row["task"].value.rsplit("/", 1)[-1])
-        kind = _type_name(row["type"])  # type: ignore[arg-type]
-        if "value" in row:
-            value = MeasureValue(measure, float(row["value"].value))
-        else:
-            reason = row["reason"].value if "reason" in row else "undefined"
-            value = MeasureValue(measure, None, reason)
-        found[number][kind].append(value)
+        values = found[number][type_name(row["type"])]
+        value, reason = row["value"], row["reason"]
+        if isinstance(value, Literal):
+            values.append(MeasureValue(measure, float(value.value)))
+        elif isinstance(reason, Literal):
+            values.append(MeasureValue(measure, None, reason.value or "undefined"))
     return {
         number: tuple(
-            ExperimentTypeResult(kind, tuple(sorted(values, key=_measure_order)))
-            for kind, values in types.items()
+            ExperimentTypeResult(kind, _ordered(types[kind]))
+            for kind in sorted(types, key=type_order)
         )
         for number, types in found.items()
     }
 
 
-_ORDER = {key: n for n, key in enumerate(MEASURES)}
+def question_id(question: NamedNode) -> str:
+    """Return a question's id from its IRI (``.../question/<id>``).
+
+    >>> question_id(NamedNode("http://x.test/dataset/d/v1/question/a%20b"))
+    'a b'
+    """
+    return unquote(question.value.rsplit("/", 1)[-1])
 
 
-def _measure_order(value: MeasureValue) -> int:
-    return _ORDER[value.measure]
+@dataclass(frozen=True, slots=True)
+class QuestionValues:
+    """One question's per-question measure values for one experiment type of one task."""
+
+    question: NamedNode
+    id: str
+    values: tuple[MeasureValue, ...]
+    message: str | None = None
+
+    def value(self, measure: str) -> float | None:
+        """Return the value of ``measure`` (``None`` if absent)."""
+        for m in self.values:
+            if m.measure == measure:
+                return m.value
+        return None
+
+
+def question_values(
+    store: RdfStore, graph: NamedNode, task: NamedNode, experiment_type: NamedNode
+) -> list[QuestionValues]:
+    """Return the per-question values (and failure messages) of one task and experiment type."""
+    per_question = iris.sub_iri(task, "cube", cube.PER_QUESTION)
+    bound = {"graph": graph, "dataset": per_question, "type": experiment_type}
+    result = store.query(queries.load("task_questions"), substitutions=bound)
+    assert isinstance(result, QuerySolutions)
+    found: dict[str, list[MeasureValue]] = defaultdict(list)
+    nodes: dict[str, NamedNode] = {}
+    for row in result:
+        measure = _MEASURE_BY_TERM.get(row["measure"].value)
+        question, value = row["question"], row["value"]
+        if measure is None or not isinstance(question, NamedNode):
+            continue
+        if isinstance(value, Literal):
+            nodes[question.value] = question
+            found[question.value].append(MeasureValue(measure, float(value.value)))
+    bound = {"graph": graph, "task": task, "type": experiment_type}
+    messages = store.query(queries.load("task_messages"), substitutions=bound)
+    assert isinstance(messages, QuerySolutions)
+    failed: dict[str, str] = {}
+    for row in messages:
+        question, message = row["question"], row["message"]
+        if isinstance(question, NamedNode) and isinstance(message, Literal):
+            nodes[question.value] = question
+            failed[question.value] = message.value
+    return [
+        QuestionValues(node, question_id(node), _ordered(found.get(key, [])), failed.get(key))
+        for key, node in nodes.items()
+    ]
+
+
+def questions_query(graph: NamedNode, task: NamedNode, experiment_type: NamedNode) -> str:
+    """Return the text of the ``task_questions`` query with its terms bound by ``VALUES``."""
+    bound = (graph, iris.sub_iri(task, "cube", cube.PER_QUESTION), experiment_type)
+    values = "VALUES (?graph ?dataset ?type) { (" + " ".join(str(t) for t in bound) + ") }"
+    return queries.load("task_questions").replace("#BINDINGS#", values)

@@ -17,7 +17,6 @@ from collections.abc import Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from evaluators.bioasq.scoring import PROFILE as BIOASQ_PROFILE
 from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.errors import SystemCallError
 from evaluators.experiments.model import (
@@ -30,7 +29,7 @@ from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.model import Dataset, Question, SourceFormat
 from evaluators.qa.markings import Markings
 from evaluators.qa.scoring import evaluate
-from evaluators.results import EvaluationResult, MeasureValue
+from evaluators.results import BIOASQ_PROFILE, EvaluationResult, MeasureValue
 from evaluators.systems.protocol import QASystem, RequestGate
 
 log = logging.getLogger(__name__)

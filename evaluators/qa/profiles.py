@@ -14,16 +14,8 @@ from pyoxigraph import NamedNode
 
 from evaluators.errors import UnknownSubExperimentError
 from evaluators.qa.markings import MarkingMode
+from evaluators.results import BIOASQ_PROFILE, QA, QA_TYPES
 from vocab.project import QAB
-
-# Experiment type ids (GERBIL's names; also the keys of ``qabench evaluate --json``).
-QA = "QA"
-C2KB = "C2KB"
-P2KB = "P2KB"
-RE2KB = "RE2KB"
-ATYPE = "AType"
-AIT2KB = "AIT2KB"
-EXPERIMENT_TYPES = (QA, AIT2KB, ATYPE, C2KB, P2KB, RE2KB)
 
 
 class AnswerMatching(StrEnum):
@@ -82,7 +74,7 @@ PROFILES: dict[str, Profile] = {
             QAB.StrictProfile,
             AnswerMatching.STRICT,
             MarkingMode.STRICT,
-            EXPERIMENT_TYPES,
+            QA_TYPES,
             classify_emerging=False,
             gerbil_answer_type=False,
         ),
@@ -93,7 +85,7 @@ PROFILES: dict[str, Profile] = {
             QAB.GerbilProfile,
             AnswerMatching.GERBIL,
             MarkingMode.GERBIL,
-            EXPERIMENT_TYPES,
+            QA_TYPES,
             classify_emerging=True,
             gerbil_answer_type=True,
         ),
@@ -105,7 +97,7 @@ PROFILES: dict[str, Profile] = {
             QAB.GerbilLegacyProfile,
             AnswerMatching.GERBIL_LEGACY,
             MarkingMode.GERBIL,
-            EXPERIMENT_TYPES,
+            QA_TYPES,
             classify_emerging=True,
             gerbil_answer_type=True,
         ),
@@ -142,3 +134,10 @@ def profile(profile_id: str) -> Profile:
         raise UnknownSubExperimentError(
             f"Unknown scoring profile {profile_id!r}; expected one of: {known}"
         ) from None
+
+
+# Every profile id with its term in the qabench vocabulary: the one list of profile ids.
+PROFILE_TERMS: dict[str, NamedNode] = {
+    **{p.id: p.term for p in PROFILES.values()},
+    BIOASQ_PROFILE: QAB.BioasqProfile,
+}

@@ -16,7 +16,6 @@ from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.model import Dataset, Question
 from evaluators.qa.answer_matching import Lookups
 from evaluators.qa.markings import Markings, query_markings
-from evaluators.qa.profiles import AIT2KB, C2KB, P2KB, QA, RE2KB
 from evaluators.qa.profiles import profile as find_profile
 from evaluators.qa.subexperiments import (
     SUBEXPERIMENTS,
@@ -24,7 +23,17 @@ from evaluators.qa.subexperiments import (
     ScoringContext,
     aggregate,
 )
-from evaluators.results import EvaluationResult, ExperimentTypeResult, MeasureValue, QuestionScore
+from evaluators.results import (
+    AIT2KB,
+    C2KB,
+    P2KB,
+    QA,
+    RE2KB,
+    EvaluationResult,
+    ExperimentTypeResult,
+    MeasureValue,
+    QuestionScore,
+)
 
 _MARKED = frozenset({C2KB, P2KB, RE2KB, AIT2KB})
 

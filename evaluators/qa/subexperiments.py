@@ -20,8 +20,18 @@ from evaluators.qa.answer_matching import Comparison, Lookups
 from evaluators.qa.gerbil_counter import gerbil_count, gerbil_gold, gerbil_system
 from evaluators.qa.marking_matching import compare_iris, compare_relations, count_equal
 from evaluators.qa.markings import Markings
-from evaluators.qa.profiles import AIT2KB, ATYPE, C2KB, P2KB, QA, RE2KB, AnswerMatching, Profile
-from evaluators.results import ExperimentTypeResult, MeasureValue, QuestionScore
+from evaluators.qa.profiles import AnswerMatching, Profile
+from evaluators.results import (
+    AIT2KB,
+    ATYPE,
+    C2KB,
+    P2KB,
+    QA,
+    RE2KB,
+    ExperimentTypeResult,
+    MeasureValue,
+    QuestionScore,
+)
 from evaluators.significance import bootstrap_interval
 
 _GERBIL_TYPES = frozenset({"RESOURCE", "STRING", "NUMBER", "DATE", "BOOLEAN"})

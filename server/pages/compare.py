@@ -20,6 +20,7 @@ from pyoxigraph import NamedNode
 from evaluators import cube
 from evaluators.errors import EvaluationError
 from evaluators.experiments.read import TaskSummary
+from evaluators.experiments.results import QuestionValues, question_values
 from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore
 from evaluators.significance import (
     Interval,
@@ -28,7 +29,6 @@ from evaluators.significance import (
     compare_runs,
 )
 from server.linked_data.terms import href
-from server.pages.experiment_graph import QuestionValues, question_values
 from server.pages.experiments import cached_task
 from server.pages.task_rows import question_texts
 from server.services import Services, Visibility, services

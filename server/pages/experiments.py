@@ -18,11 +18,11 @@ from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators.experiments.model import TaskStatus
-from evaluators.experiments.read import TaskSummary
+from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experiment
+from evaluators.experiments.results import experiment_table_query
 from server.linked_data.documents import experiment_graph_of
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import describe
-from server.pages.experiment_graph import ExperimentRead, read_experiment, table_link
 from server.pages.tables import (
     Footnotes,
     bioasq_columns,
@@ -31,6 +31,7 @@ from server.pages.tables import (
     qald_rows,
 )
 from server.services import Services, Visibility
+from server.sparql.page import query_link
 from server.web import auth as forms
 from server.web.problems import Problem
 
@@ -140,7 +141,7 @@ def _render(
         can_publish=can_publish,
         csrf_token=forms.csrf_token() if can_publish else "",
         alternates=alternate_links(),
-        query_href=table_link(svc.base, experiment_id),
+        query_href=query_link(experiment_table_query(svc.base, experiment_id)),
         statements=describe(list(svc.store.quads(iri, None, None, graph)), iri, svc.base),
     )
 

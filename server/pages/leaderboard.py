@@ -21,12 +21,12 @@ from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.datasets.library import list_versions
-from evaluators.experiments.rdf import PROFILE_TERMS
-from evaluators.results import MEASURES
+from evaluators.experiments.results import type_name
+from evaluators.qa.profiles import PROFILE_TERMS
+from evaluators.results import BIOASQ_PROFILE, BIOASQ_TYPES, EXPERIMENT_TYPES, MEASURES, QA_TYPES
 from server.pages.charts import bar_chart
 from server.pages.compare import DATA_FORMS
-from server.pages.experiment_graph import type_name
-from server.pages.tables import BIOASQ_TYPES, QALD_TYPES, column, format_value
+from server.pages.tables import column, format_value
 from server.services import Services, services
 from server.sparql.endpoint import RESULT_TYPES
 from server.sparql.jobs import QueryJob
@@ -38,10 +38,9 @@ from store.triplestore import TripleStore
 
 bp = Blueprint("leaderboard", __name__)
 
-EXPERIMENT_TYPES = QALD_TYPES + BIOASQ_TYPES
 # Measures that rank the systems of a type: the first decides, the second breaks ties.
 RANKING: dict[str, tuple[str, str]] = {
-    **{t: ("macro_f1", "micro_f1") for t in QALD_TYPES},
+    **{t: ("macro_f1", "micro_f1") for t in QA_TYPES},
     "documents": ("map", "mean_f1"),
     "snippets": ("map", "mean_f1"),
     "concepts": ("map", "mean_f1"),
@@ -174,7 +173,9 @@ def leaderboard() -> Response:
     version = request.args.get("version", "").strip()
     kind, term = _type_term(svc, request.args.get("type", "").strip() or "QA")
     ranking = RANKING.get(kind, RANKING["QA"])
-    default_profile = "bioasq" if kind in BIOASQ_TYPES else svc.config.evaluation.default_profile
+    default_profile = (
+        BIOASQ_PROFILE if kind in BIOASQ_TYPES else svc.config.evaluation.default_profile
+    )
     profile = request.args.get("profile", "").strip() or default_profile
     if profile != ANY and profile not in PROFILE_TERMS:
         known = ", ".join((ANY, *PROFILE_TERMS))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from evaluators.experiments.read import TaskSummary
-from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue
+from evaluators.results import BIOASQ_TYPES, MEASURES, QA_TYPES, ExperimentTypeResult, MeasureValue
 
 # The GERBIL columns of the main table, in GERBIL's order.
 MAIN_MEASURES = (
@@ -25,8 +25,6 @@ MAIN_MEASURES = (
     "macro_recall",
     "macro_f1_qald",
 )
-QALD_TYPES = ("QA", "C2KB", "P2KB", "RE2KB", "AType", "AIT2KB")
-BIOASQ_TYPES = ("documents", "snippets", "concepts", "yesno", "factoid", "list", "ideal")
 # Short column headings; the full label is the heading's tooltip.
 SHORT = {
     "micro_f1": "Micro F1",
@@ -162,7 +160,7 @@ def qald_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRows]:
     """
     out = []
     for task in tasks:
-        kinds = _ordered(task.results, QALD_TYPES)
+        kinds = _ordered(task.results, QA_TYPES)
         if not kinds and any(r.experiment_type in BIOASQ_TYPES for r in task.results):
             continue
         by_type = {r.experiment_type: r for r in task.results}

@@ -18,10 +18,10 @@ from pyoxigraph import BlankNode, Literal, NamedNode, QuerySolutions
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.experiments.read import TaskSummary
+from evaluators.experiments.results import QuestionValues, question_values
 from evaluators.qa.scoring import Breakdown, breakdowns
-from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore
+from evaluators.results import QA_TYPES, EvaluationResult, ExperimentTypeResult, QuestionScore
 from server.linked_data.terms import TermView, term_view
-from server.pages.experiment_graph import QuestionValues, question_values
 from store import queries
 from store.protocol import RdfStore, Term
 from store.triplestore import TripleStore
@@ -29,7 +29,6 @@ from vocab import iris
 from vocab.project import QAB
 
 # Experiment types whose per-question scores are precision/recall/F1 with counts.
-PRF_TYPES = ("QA", "C2KB", "P2KB", "RE2KB", "AType", "AIT2KB")
 # Answer namespaces shown as prefixed names in the diagnostics (the full IRI is the tooltip).
 ANSWER_PREFIXES = (
     ("dbr:", "http://dbpedia.org/resource/"),
@@ -224,7 +223,7 @@ def task_breakdowns(
     Returns nothing for types that are not scored by precision/recall/F1, or when the dataset
     version cannot be read back.
     """
-    if experiment_type not in PRF_TYPES or not table.lines:
+    if experiment_type not in QA_TYPES or not table.lines:
         return ()
     triples = cast(TripleStore, store)  # read_dataset only uses RdfStore methods
     try:

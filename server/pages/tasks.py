@@ -20,14 +20,13 @@ from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.experiments.read import TaskSummary
+from evaluators.experiments.results import questions_query
 from evaluators.qa.scoring import Breakdown
-from evaluators.results import MeasureValue
+from evaluators.results import BIOASQ_TYPES, MeasureValue
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import href
-from server.pages.experiment_graph import questions_query
 from server.pages.experiments import cached_task
 from server.pages.tables import (
-    BIOASQ_TYPES,
     MAIN_MEASURES,
     Cell,
     Footnotes,

@@ -32,7 +32,7 @@ from evaluators.errors import (
     UnknownExperimentError,
     UnknownSubExperimentError,
 )
-from evaluators.experiments.rdf import PROFILE_TERMS
+from evaluators.qa.profiles import PROFILE_TERMS
 from server.services import experiment_runner, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
 from server.web import auth as forms

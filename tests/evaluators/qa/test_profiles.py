@@ -6,8 +6,9 @@ import pytest
 
 from evaluators.errors import UnknownSubExperimentError
 from evaluators.qa.markings import MarkingMode
-from evaluators.qa.profiles import EXPERIMENT_TYPES, PROFILES, AnswerMatching, profile
+from evaluators.qa.profiles import PROFILES, AnswerMatching, profile
 from evaluators.qa.subexperiments import SUBEXPERIMENTS
+from evaluators.results import QA_TYPES
 from vocab.project import QAB
 
 
@@ -24,8 +25,8 @@ def test_profile_rules() -> None:
     assert gerbil.is_gerbil and legacy.is_gerbil and not strict.is_gerbil
     assert gerbil.markings is legacy.markings is MarkingMode.GERBIL
     assert classic.experiment_types == ("QA",) and classic.classic_aggregation
-    assert strict.experiment_types == gerbil.experiment_types == EXPERIMENT_TYPES
-    assert set(EXPERIMENT_TYPES) == set(SUBEXPERIMENTS)
+    assert strict.experiment_types == gerbil.experiment_types == QA_TYPES
+    assert set(QA_TYPES) == set(SUBEXPERIMENTS)
 
 
 def test_unknown_profile_error_lists_the_profiles() -> None:

@@ -14,7 +14,8 @@ from typing import Any
 from pyoxigraph import NamedNode, RdfFormat, parse
 
 from evaluators.datasets import library
-from server.pages.tables import DASH, MAIN_MEASURES, QALD_TYPES, format_value
+from evaluators.results import QA_TYPES
+from server.pages.tables import DASH, MAIN_MEASURES, format_value
 from tests.plugins.experiment_pages import (
     EXAMPLE_DATASET,
     PAGES_BASE,
@@ -54,7 +55,7 @@ def test_experiment_page_has_a_row_per_task_and_type_with_the_stored_values(
         task = tasks[system]
         start = next(n for n, row in enumerate(body) if f"Task {task.plan.number}" in row)
         kinds = [r.experiment_type for r in task.results]
-        expected_types = [t for t in QALD_TYPES if t in kinds]
+        expected_types = [t for t in QA_TYPES if t in kinds]
         first = body[start]
         assert first[1:6] == [system, f"{EXAMPLE_DATASET} v1", "en", "strict", "QA"]
         for offset, kind in enumerate(expected_types):
@@ -307,8 +308,8 @@ def test_bioasq_tasks_get_a_table_of_their_own_measures(
     forms_app: Any, shared_data: Any, tmp_path: Any
 ) -> None:
     from evaluators.experiments.runner import ExperimentRequest, SystemRequest
+    from evaluators.results import BIOASQ_TYPES
     from evaluators.systems.protocol import SystemKind
-    from server.pages.tables import BIOASQ_TYPES
     from server.services import RUNNER_KEY
 
     source = next((shared_data / "bioasq").rglob("BioASQ-trainingDataset2b.json"))

@@ -155,26 +155,6 @@ def test_compare_system_and_leaderboard_links_reproduce_their_tables(
 # ---------------------------------------------------------------- pure parts
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        "server.pages.charts",
-        "server.pages.compare",
-        "server.pages.experiment_graph",
-        "server.submit.form",
-        "server.pages.experiments",
-        "server.pages.tables",
-        "server.pages.task_rows",
-    ],
-)
-def test_docstring_examples(module: str) -> None:
-    import doctest
-    import importlib
-
-    outcome = doctest.testmod(importlib.import_module(module))
-    assert outcome.failed == 0 and outcome.attempted >= 1
-
-
 def _row(task: str, system: str, measure: str, value: float) -> dict[str, str]:
     return {"task": task, "system": system, "measure": measure, "value": str(value)}
 
