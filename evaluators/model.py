@@ -26,6 +26,15 @@ def language_key(code: str) -> str:
     return code.strip().replace("_", "-").lower()
 
 
+def question_order(question_id: str) -> tuple[int, str]:
+    """Return the sort key that puts question ids in natural order (numbers first, by value).
+
+    >>> sorted(["10", "b", "2", "a"], key=question_order)
+    ['2', '10', 'a', 'b']
+    """
+    return (int(question_id), "") if question_id.isdigit() else (1 << 62, question_id)
+
+
 class AnswerType(StrEnum):
     """QALD answer types (the ``answertype`` field)."""
 
@@ -45,6 +54,18 @@ class SourceFormat(StrEnum):
     NLQ = "nlq"
     LCQUAD = "lcquad"
     BIOASQ = "bioasq"
+
+    @property
+    def is_bioasq(self) -> bool:
+        """Whether files of this format are BioASQ task-b data, scored by the BioASQ measures.
+
+        The one place that decides whether a dataset is QA or BioASQ (``Dataset.is_bioasq``
+        and the library's ``VersionInfo.is_bioasq`` ask here).
+
+        >>> SourceFormat.BIOASQ.is_bioasq, SourceFormat.QALD_JSON.is_bioasq
+        (True, False)
+        """
+        return self is SourceFormat.BIOASQ
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +196,11 @@ class Dataset:
     source_id: str | None = None  # the id the file gives itself (QALD "dataset.id")
     metadata: str | None = None
     warnings: tuple[ParseWarning, ...] = field(default=())
+
+    @property
+    def is_bioasq(self) -> bool:
+        """Whether this is BioASQ task-b data (see ``SourceFormat.is_bioasq``)."""
+        return self.format.is_bioasq
 
     def by_id(self) -> dict[str, Question]:
         """Return the questions keyed by id (the first one wins for duplicated ids)."""

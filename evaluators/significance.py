@@ -32,8 +32,16 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
+# Bootstrap resamples when nobody says otherwise (``evaluation.bootstrap_samples``).
+DEFAULT_BOOTSTRAP_SAMPLES = 1000
+
+
 def bootstrap_interval(
-    values: Sequence[float], *, samples: int = 1000, seed: int = 0, confidence: float = 0.95
+    values: Sequence[float],
+    *,
+    samples: int = DEFAULT_BOOTSTRAP_SAMPLES,
+    seed: int = 0,
+    confidence: float = 0.95,
 ) -> Interval | None:
     """Return the percentile-bootstrap confidence interval of the mean of ``values``.
 

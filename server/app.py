@@ -14,10 +14,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
-import os
 from importlib import resources
 from pathlib import Path
-from typing import cast
 
 from flask import Flask
 
@@ -68,10 +66,6 @@ BLUEPRINTS = (
     update.bp,  # /update
 )
 
-# The environment variable holding the bearer token that enables SPARQL Update at /update.
-# Unset or empty: /update refuses every request. (A secret, so it never goes in config.toml.)
-ADMIN_TOKEN_ENV = "QABENCH_ADMIN_TOKEN"  # noqa: S105 (a variable name, not a secret)
-
 
 def templates_dir() -> Path:
     """Return the directory of the Jinja2 templates (``templates/``)."""
@@ -98,8 +92,7 @@ def build_services(config: Config, store: RdfStore) -> Services:
     """Return the services of an app over ``store``."""
     replica = Replica(store, config.base_iri, config.data_dir / "replica")
     pool = QueryPool(config.server.query_workers, config.server.query_timeout_seconds)
-    admin_token = os.environ.get(ADMIN_TOKEN_ENV, "") or None
-    return Services(config, store, replica, pool, admin_token=admin_token)
+    return Services(config, store, replica, pool)
 
 
 def _load_demo(svc: Services) -> None:
@@ -128,8 +121,7 @@ def _stop_runs(runner: ExperimentRunner) -> None:
 def _start_runner(app: Flask, svc: Services) -> ExperimentRunner:
     rag = app.extensions.get("rag")
     service = rag if isinstance(rag, RagService) else RagService(svc.config)
-    # The runner is typed for the embedded store but uses only what every RdfStore offers.
-    store = cast(TripleStore, svc.store)
+    store = svc.store
     runner = build_runner(
         svc.config,
         store,
@@ -168,7 +160,7 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     svc = build_services(config, store if store is not None else open_store(config))
     app.extensions["services"] = svc
-    auth.install(app, auth.load_form_secrets(config, svc.admin_token))
+    auth.install(app, auth.load_form_secrets(config))
     register_error_handlers(app)
     app.jinja_env.globals["base_iri"] = config.base_iri
     app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from evaluators.experiments.handles import RunLimits
 from evaluators.qa.profiles import PROFILES
 from rag.models.generators import GENERATOR_NAMES
 
@@ -25,6 +26,9 @@ DEFAULT_CONFIG = REPO_ROOT / "config.toml"
 
 class ConfigError(Exception):
     """Bad configuration (file, key, expected and found value)."""
+
+
+_LIMITS = RunLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +69,7 @@ class DatasetsConfig:
     """``[datasets]``: loading and fetching benchmark files."""
 
     # Files larger than this are refused before parsing.
-    max_file_bytes: int = 200_000_000
+    max_file_bytes: int = _LIMITS.max_file_bytes
     # Base URL or directory that replaces the catalog's official download locations.
     mirror: str = ""
     # Public benchmark data used by tests and benchmarks (never copied into the repository).
@@ -81,16 +85,17 @@ class EvaluationConfig:
     # Knowledge base for owl:sameAs and label lookups: a KB name in the store, a SPARQL
     # endpoint URL, or empty for none.
     kb: str = ""
-    request_timeout_seconds: float = 60.0
-    concurrency_per_system: int = 4
-    parallel_tasks: int = 2
+    # The run limits: their defaults are the experiment runner's own (``RunLimits``).
+    request_timeout_seconds: float = _LIMITS.request_timeout_seconds
+    concurrency_per_system: int = _LIMITS.concurrency_per_system
+    parallel_tasks: int = _LIMITS.parallel_tasks
     # Minimum seconds between two requests to the same system (0 = no limit).
-    min_request_interval_seconds: float = 0.0
-    retries: int = 1
-    max_response_bytes: int = 10_000_000
+    min_request_interval_seconds: float = _LIMITS.min_request_interval_seconds
+    retries: int = _LIMITS.retries
+    max_response_bytes: int = _LIMITS.max_response_bytes
     # GERBIL aborts a task when errors exceed ceil(error_tolerance * questions).
-    error_tolerance: float = 0.25
-    bootstrap_samples: int = 1000
+    error_tolerance: float = _LIMITS.error_tolerance
+    bootstrap_samples: int = _LIMITS.bootstrap_samples
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,13 +16,14 @@ from evaluators.datasets.library import load_dataset
 from evaluators.experiments.plan import ExperimentRequest, SystemRequest
 from evaluators.experiments.runner import ExperimentRunner
 from evaluators.knowledge.bases import load_kb
-from evaluators.systems.protocol import SystemKind, builtin_registry
+from evaluators.systems.protocol import SystemKind
+from evaluators.systems.registry import builtin_registry
 from rag.corpus.reader import read_corpus
 from rag.errors import IndexMissingError
 from rag.retrieval.index import open_index
 from server.config import Config
 from server.runner import run_limits, software_release
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ class DemoHost(Protocol):
     def config(self) -> Config: ...
 
     @property
-    def store(self) -> TripleStore: ...
+    def store(self) -> RdfStore: ...
 
 
 def ensure_demo(svc: DemoHost) -> str:

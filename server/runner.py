@@ -15,11 +15,11 @@ from importlib import metadata
 
 from evaluators.experiments.model import SoftwareRelease
 from evaluators.experiments.runner import ExperimentRunner, RunLimits
-from evaluators.systems.protocol import SystemRegistry
+from evaluators.systems.registry import SystemRegistry
 from server.ask.qa_system import system_registry
 from server.ask.service import RagService
 from server.config import REPO_ROOT, Config
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 
 
 def software_release() -> SoftwareRelease:
@@ -63,7 +63,7 @@ def run_limits(config: Config) -> RunLimits:
 
 def build_runner(
     config: Config,
-    store: TripleStore,
+    store: RdfStore,
     *,
     registry: SystemRegistry | None = None,
     on_write: Callable[[], None] | None = None,

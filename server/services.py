@@ -93,8 +93,6 @@ class Services:
     cache: GenerationCache = field(default_factory=GenerationCache)
     # Distinguishes ETags of two server runs whose generation counters both start at 0.
     instance: str = field(default_factory=lambda: secrets.token_hex(4))
-    # Bearer token that enables SPARQL Update at /update (None: updates are off).
-    admin_token: str | None = None
     # Called by close() before the workers and the store are released (running experiments
     # are stopped there). Not part of equality or hashing.
     closers: list[Callable[[], None]] = field(default_factory=list, compare=False, hash=False)

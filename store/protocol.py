@@ -77,6 +77,10 @@ class RdfStore(Protocol):
         """Run a SPARQL update in one transaction."""
         ...
 
+    def replace_graph(self, graph: NamedNode, quads: Iterable[Quad]) -> None:
+        """Replace the content of ``graph`` with ``quads`` in one transaction."""
+        ...
+
     def drop_graphs(self, graphs: Iterable[NamedNode]) -> None:
         """Remove whole named graphs in one transaction."""
         ...

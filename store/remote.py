@@ -231,6 +231,15 @@ class RemoteStore:
         if parts:
             self.update(" ;\n".join(parts))
 
+    def replace_graph(self, graph: NamedNode, quads: Iterable[Quad]) -> None:
+        """Replace the content of ``graph`` with ``quads`` in one update request."""
+        new = [Quad(q.subject, q.predicate, q.object, graph) for q in quads]
+        parts = [f"DROP SILENT GRAPH {graph}"]
+        for start in range(0, len(new), _UPDATE_CHUNK):
+            body = "\n".join(_quad_text(q) for q in new[start : start + _UPDATE_CHUNK])
+            parts.append(f"INSERT DATA {{\n{body}\n}}")
+        self.update(" ;\n".join(parts))
+
     def drop_graphs(self, graphs: Iterable[NamedNode]) -> None:
         """Remove whole named graphs with one update request."""
         statements = [f"DROP SILENT GRAPH {g}" for g in graphs]

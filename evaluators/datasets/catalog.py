@@ -18,8 +18,9 @@ import httpx
 
 from evaluators.datasets.library import LoadOutcome, load_dataset_bytes
 from evaluators.errors import FetchError, UnknownDatasetError
+from evaluators.formats import DEFAULT_MAX_BYTES
 from evaluators.model import SourceFormat
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,11 @@ def entry(name: str) -> CatalogEntry:
 
 
 def download(
-    item: CatalogEntry, *, mirror: str = "", timeout: float = 60.0, max_bytes: int = 200_000_000
+    item: CatalogEntry,
+    *,
+    mirror: str = "",
+    timeout: float = 60.0,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> tuple[bytes, str]:
     """Return the file's bytes and where they came from (mirror or official URL).
 
@@ -105,14 +110,14 @@ def download(
 
 
 def fetch(
-    store: TripleStore,
+    store: RdfStore,
     base: str,
     name: str,
     *,
     mirror: str = "",
     verify: bool = True,
     timeout: float = 60.0,
-    max_bytes: int = 200_000_000,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> LoadOutcome:
     """Download a catalog dataset, verify its checksum and load it as a version.
 

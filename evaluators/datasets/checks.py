@@ -100,7 +100,6 @@ def check_dataset(dataset: Dataset, sparql_problem: SparqlChecker | None = None)
     findings: list[Finding] = []
     counts = Counter(q.id for q in dataset.questions)
     languages = sorted({language_key(lang) for q in dataset.questions for lang in q.languages})
-    is_bioasq = any(q.bioasq is not None for q in dataset.questions)
     for q in dataset.questions:
         if counts[q.id] > 1:
             findings.append(
@@ -110,7 +109,7 @@ def check_dataset(dataset: Dataset, sparql_problem: SparqlChecker | None = None)
         findings.extend(_text_findings(q, languages))
         if q.out_of_scope:
             findings.append(Finding("out-of-scope", "info", "marked OUT OF SCOPE", q.id))
-        if is_bioasq:
+        if dataset.is_bioasq:
             continue
         findings.extend(_answer_findings(q))
         findings.extend(_query_findings(q, sparql_problem))

@@ -17,10 +17,11 @@ from pyoxigraph import NamedNode
 from evaluators.datasets import rdf as dataset_rdf
 from evaluators.datasets.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
 from evaluators.errors import UnknownDatasetError
-from evaluators.formats import parse_bytes, parse_file
+from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes, parse_file
 from evaluators.model import Dataset, SourceFormat
 from store import graphs, queries
 from store.errors import QuerySyntaxError
+from store.protocol import RdfStore
 from store.triplestore import TripleStore
 from vocab import iris
 
@@ -43,6 +44,11 @@ class VersionInfo:
     loaded_at: str
     graph: str
     catalog_name: str | None = None
+
+    @property
+    def is_bioasq(self) -> bool:
+        """Whether this version holds BioASQ task-b data (see ``SourceFormat.is_bioasq``)."""
+        return SourceFormat(self.format).is_bioasq
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +73,7 @@ def default_name(source: str) -> str:
 
 
 def load_dataset(
-    store: TripleStore,
+    store: RdfStore,
     base: str,
     path: Path,
     *,
@@ -75,7 +81,7 @@ def load_dataset(
     format: SourceFormat | None = None,
     knowledge_base: str | None = None,
     title: str | None = None,
-    max_bytes: int = 200_000_000,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     source: str | None = None,
     catalog_name: str | None = None,
     split: str | None = None,
@@ -121,7 +127,7 @@ def load_dataset(
 
 
 def load_dataset_bytes(
-    store: TripleStore,
+    store: RdfStore,
     base: str,
     data: bytes,
     *,
@@ -154,7 +160,7 @@ def load_dataset_bytes(
 
 
 def store_dataset(
-    store: TripleStore,
+    store: RdfStore,
     base: str,
     dataset: Dataset,
     data: bytes,
@@ -203,7 +209,7 @@ def store_dataset(
     return LoadOutcome(version_info(store, base, name, number), created=True, warnings=warnings)
 
 
-def list_versions(store: TripleStore, base: str, name: str | None = None) -> list[VersionInfo]:
+def list_versions(store: RdfStore, base: str, name: str | None = None) -> list[VersionInfo]:
     """Return stored dataset versions (all, or those of ``name``), ordered by name and number."""
     rows = store.select(queries.load("dataset_versions"))
     result = []
@@ -231,7 +237,7 @@ def list_versions(store: TripleStore, base: str, name: str | None = None) -> lis
     return result
 
 
-def version_info(store: TripleStore, base: str, name: str, number: int) -> VersionInfo:
+def version_info(store: RdfStore, base: str, name: str, number: int) -> VersionInfo:
     """Return one stored version.
 
     Raises:
@@ -243,7 +249,7 @@ def version_info(store: TripleStore, base: str, name: str, number: int) -> Versi
     raise UnknownDatasetError(f"Dataset {name!r} has no version {number}")
 
 
-def resolve_version(store: TripleStore, base: str, ref: str) -> VersionInfo:
+def resolve_version(store: RdfStore, base: str, ref: str) -> VersionInfo:
     """Find a version by ``name`` (latest), ``name@N``, ``name/vN`` or its IRI.
 
     Raises:
@@ -261,7 +267,7 @@ def resolve_version(store: TripleStore, base: str, ref: str) -> VersionInfo:
     raise UnknownDatasetError(f"No dataset {ref!r} in the store; loaded datasets: {known}")
 
 
-def read_dataset(store: TripleStore, info: VersionInfo) -> Dataset:
+def read_dataset(store: RdfStore, info: VersionInfo) -> Dataset:
     """Read the questions of a stored version back into a ``Dataset``."""
     quads = store.quads(graph=NamedNode(info.graph))
     questions = dataset_rdf.questions_from_quads(quads)
@@ -339,7 +345,7 @@ def _rdflib_problem(query: str) -> SyntaxProblem | None:
         return SyntaxProblem(str(exc)[:300], exc.lineno, exc.col)
 
 
-def check_version(store: TripleStore, base: str, info: VersionInfo) -> CheckReport:
+def check_version(store: RdfStore, base: str, info: VersionInfo) -> CheckReport:
     """Check a stored dataset version and store the report in its check graph.
 
     The previous report of the version is replaced in the same transaction.

@@ -18,34 +18,35 @@ from evaluators.errors import AnswerFileError, UnknownSystemError
 from evaluators.experiments.model import SoftwareRelease, SystemDescription
 from evaluators.experiments.plan import PlannedExperiment, SystemRequest, read_answers
 from evaluators.experiments.read import answers_path, system_descriptions
-from evaluators.systems.protocol import (
-    AnswerFileSystem,
-    QASystem,
-    RequestGate,
-    SystemKind,
-    SystemRegistry,
-    parse_answer_file,
-)
+from evaluators.experiments.task import DEFAULT_ERROR_TOLERANCE
+from evaluators.formats import DEFAULT_MAX_BYTES
+from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
+from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
+from evaluators.systems.protocol import QASystem, RequestGate, SystemKind
+from evaluators.systems.registry import SystemRegistry
 from evaluators.systems.webservice import RequestPolicy, WebServiceSystem
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 
+# The defaults of one web-service call live with the client (``RequestPolicy``).
+_POLICY = RequestPolicy()
 # Replaying an answers file costs nothing; a handful of threads is plenty.
 _ANSWER_FILE_CONCURRENCY = 4
 
 
 @dataclass(frozen=True, slots=True)
 class RunLimits:
-    """The ``[evaluation]`` limits an experiment runs under."""
+    """The ``[evaluation]`` limits an experiment runs under (their defaults are written here
+    and in the modules they come from; ``server.config`` takes its defaults from this class)."""
 
-    request_timeout_seconds: float = 60.0
+    request_timeout_seconds: float = _POLICY.timeout_seconds
     concurrency_per_system: int = 4
     parallel_tasks: int = 2
     min_request_interval_seconds: float = 0.0
-    retries: int = 1
-    max_response_bytes: int = 10_000_000
-    error_tolerance: float = 0.25
-    max_file_bytes: int = 200_000_000
-    bootstrap_samples: int = 1000
+    retries: int = _POLICY.retries
+    max_response_bytes: int = _POLICY.max_response_bytes
+    error_tolerance: float = DEFAULT_ERROR_TOLERANCE
+    max_file_bytes: int = DEFAULT_MAX_BYTES
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +109,7 @@ class SystemHandles:
     @classmethod
     def from_store(
         cls,
-        store: TripleStore,
+        store: RdfStore,
         base: str,
         experiment_id: str,
         limits: RunLimits,

@@ -23,18 +23,13 @@ from evaluators.errors import (
     UnknownSystemError,
 )
 from evaluators.experiments.model import SystemDescription, TaskPlan
-from evaluators.model import Dataset, SourceFormat
+from evaluators.model import Dataset
 from evaluators.qa.profiles import PROFILE_TERMS, PROFILES
 from evaluators.results import BIOASQ_PROFILE
-from evaluators.systems.protocol import (
-    AnswerFileSystem,
-    SystemKind,
-    SystemRegistry,
-    answer_file_system,
-    check_service_url,
-    public_url,
-)
-from store.triplestore import TripleStore
+from evaluators.systems.answer_files import AnswerFileSystem, answer_file_system
+from evaluators.systems.protocol import SystemKind, check_service_url, public_url
+from evaluators.systems.registry import SystemRegistry
+from store.protocol import RdfStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +88,7 @@ def new_experiment_id(existing: Sequence[str], today: date) -> str:
 
 
 def plan_experiment(
-    store: TripleStore,
+    store: RdfStore,
     base: str,
     request: ExperimentRequest,
     *,
@@ -173,7 +168,7 @@ def plan_experiment(
 
 
 def _answer_file(
-    store: TripleStore,
+    store: RdfStore,
     base: str,
     system: SystemRequest,
     versions: list[VersionInfo],
@@ -223,7 +218,7 @@ def read_answers(path: Path, max_file_bytes: int) -> bytes:
         raise AnswerFileError(f"Cannot read answers file {path}: {exc.strerror}") from exc
 
 
-def read_gold(store: TripleStore, version: VersionInfo) -> Dataset:
+def read_gold(store: RdfStore, version: VersionInfo) -> Dataset:
     """Read a dataset version's questions (the gold standard of its tasks)."""
     return library.read_dataset(store, version)
 
@@ -237,7 +232,7 @@ def task_profiles(version: VersionInfo, requested: tuple[str, ...]) -> tuple[str
     Raises:
         UnknownSubExperimentError: if only ``bioasq`` was requested for a QA dataset.
     """
-    if version.format == SourceFormat.BIOASQ.value:
+    if version.is_bioasq:
         return (BIOASQ_PROFILE,)
     qa = tuple(p for p in requested if p != BIOASQ_PROFILE)
     if not qa:

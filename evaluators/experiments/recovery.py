@@ -21,7 +21,7 @@ from pyoxigraph import Literal, Quad
 from evaluators.experiments import model, rdf
 from evaluators.experiments.read import experiment_id_of, list_experiments
 from store import graphs, queries
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 from vocab import iris
 from vocab.standard import PROV
 
@@ -69,7 +69,7 @@ def is_process_alive(token: str) -> bool:
     return True
 
 
-def task_state_quads(store: TripleStore, base: str, experiment_id: str, number: int) -> list[Quad]:
+def task_state_quads(store: RdfStore, base: str, experiment_id: str, number: int) -> list[Quad]:
     """Return the quads currently stating a task's state (``rdf.STATE_PREDICATES``)."""
     node = iris.task_iri(base, experiment_id, number)
     g = graphs.experiment_graph(base, experiment_id)
@@ -85,7 +85,7 @@ def started_at(state: list[Quad]) -> datetime | None:
 
 
 def recover_interrupted(
-    store: TripleStore,
+    store: RdfStore,
     base: str,
     *,
     live: Collection[str] = (),

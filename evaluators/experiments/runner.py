@@ -39,9 +39,10 @@ from evaluators.experiments.recovery import recover_interrupted
 from evaluators.experiments.worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
 from evaluators.knowledge.bases import KnowledgeBase, open_kb
 from evaluators.qa.markings import Markings
-from evaluators.systems.protocol import SystemRegistry, public_url
+from evaluators.systems.protocol import public_url
+from evaluators.systems.registry import SystemRegistry
 from store import graphs
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 from store.visibility import token_hash
 from vocab import iris
 from vocab.project import QAB
@@ -73,7 +74,7 @@ class ExperimentRunner:
 
     def __init__(
         self,
-        store: TripleStore,
+        store: RdfStore,
         base: str,
         *,
         limits: RunLimits,

@@ -30,9 +30,13 @@ from evaluators.model import Dataset, Question, SourceFormat
 from evaluators.qa.markings import Markings
 from evaluators.qa.scoring import evaluate
 from evaluators.results import BIOASQ_PROFILE, EvaluationResult, MeasureValue
+from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
 from evaluators.systems.protocol import QASystem, RequestGate
 
 log = logging.getLogger(__name__)
+
+# GERBIL aborts a task whose errors exceed ceil(tolerance x questions).
+DEFAULT_ERROR_TOLERANCE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +46,10 @@ class TaskSettings:
     language: str
     profile: str
     dataset_label: str
-    error_tolerance: float = 0.25
+    error_tolerance: float = DEFAULT_ERROR_TOLERANCE
     concurrency: int = 1
     kb: KnowledgeBase | None = None
-    bootstrap_samples: int = 1000
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES
     # held while scoring (rdflib's SPARQL parser must not run in two threads at once)
     scoring_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
     # query markings shared by the tasks of one run (parsing SPARQL is scoring's costliest step)

@@ -27,7 +27,7 @@ from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.qa.markings import Markings
 from store import graphs
 from store.errors import StoreError
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 from vocab import iris
 from vocab.project import QAB
 
@@ -57,7 +57,7 @@ class StoreWriter:
     """One transaction per call, one call at a time, and ``on_write`` after each."""
 
     def __init__(
-        self, store: TripleStore, base: str, on_write: Callable[[], None] | None = None
+        self, store: RdfStore, base: str, on_write: Callable[[], None] | None = None
     ) -> None:
         self.store = store
         self.base = base

@@ -24,8 +24,7 @@ from evaluators.formats.parsing.jsonfield import (
     required,
     str_tuple,
 )
-from evaluators.formats.parsing.question_fields import TextCollector
-from evaluators.formats.qald_json import warn_duplicate_ids
+from evaluators.formats.parsing.question_fields import TextCollector, warn_duplicate_ids
 from evaluators.model import BioasqGold, Dataset, Question, Snippet, SourceFormat
 
 _TOP_KEYS = frozenset({"questions"})

@@ -22,20 +22,22 @@ from evaluators.formats.parsing.jsonfield import (
     expect_object,
     identifier,
     item,
+    json_flag,
+    keywords,
     opt_str,
     required,
     str_tuple,
 )
-from evaluators.formats.parsing.question_fields import TextCollector, answer_type, is_out_of_scope
-from evaluators.formats.parsing.sparql_results import answer_sets
-from evaluators.formats.qald_json import (
+from evaluators.formats.parsing.question_fields import (
     FLAGS,
-    dataset_header,
-    json_flag,
-    keywords,
+    TextCollector,
+    answer_type,
+    is_out_of_scope,
     stripped,
     warn_duplicate_ids,
 )
+from evaluators.formats.parsing.sparql_results import answer_sets
+from evaluators.formats.qald_json import dataset_header
 from evaluators.model import Annotation, Dataset, Question, SourceFormat
 
 _TOP_KEYS = frozenset({"dataset", "questions"})

@@ -18,8 +18,7 @@ from evaluators.formats.parsing.jsonfield import (
     opt_str,
     required,
 )
-from evaluators.formats.parsing.question_fields import is_out_of_scope
-from evaluators.formats.qald_json import stripped, warn_duplicate_ids
+from evaluators.formats.parsing.question_fields import is_out_of_scope, stripped, warn_duplicate_ids
 from evaluators.model import Dataset, Question, QuestionText, SourceFormat
 
 _KEYS = frozenset(

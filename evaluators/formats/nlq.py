@@ -24,8 +24,7 @@ from evaluators.formats.parsing.jsonfield import (
     opt_str,
     required,
 )
-from evaluators.formats.parsing.question_fields import TextCollector, is_out_of_scope
-from evaluators.formats.qald_json import stripped
+from evaluators.formats.parsing.question_fields import TextCollector, is_out_of_scope, stripped
 from evaluators.model import AnswerSet, Dataset, Question, SourceFormat
 
 _KEYS = frozenset({"id", "lang", "question", "answer", "type", "sparql"})

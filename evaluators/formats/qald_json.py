@@ -20,16 +20,17 @@ from evaluators.formats.parsing.jsonfield import (
     expect_object,
     identifier,
     item,
+    json_flag,
+    keywords,
     opt_str,
     required,
-    str_tuple,
 )
 from evaluators.formats.parsing.question_fields import (
     TextCollector,
     answer_type,
-    flag,
     is_out_of_scope,
-    split_keywords,
+    stripped,
+    warn_duplicate_ids,
 )
 from evaluators.formats.parsing.sparql_results import answer_sets
 from evaluators.model import Dataset, Question, QuestionText, SourceFormat
@@ -41,7 +42,6 @@ _QUESTION_KEYS = frozenset(
 )
 _TEXT_KEYS = frozenset({"language", "string", "keywords"})
 _QUERY_KEYS = frozenset({"sparql", "pseudo", "schemaless"})
-FLAGS = ("aggregation", "onlydbo", "hybrid")
 
 
 def parse(doc: object, diag: Diagnostics) -> Dataset:
@@ -137,20 +137,6 @@ def parse_question(
     )
 
 
-def json_flag(
-    obj: dict[str, object], key: str, path: str, diag: Diagnostics, question_id: str
-) -> bool | None:
-    """Read a flag written as a JSON boolean or as ``"true"``/``"false"``.
-
-    Raises:
-        DatasetFormatError: the value is neither a boolean, a string nor null.
-    """
-    value = obj.get(key)
-    if value is None or isinstance(value, bool):
-        return value
-    return flag(opt_str(obj, key, path, diag) or "", key, diag, question_id)
-
-
 def _texts(
     value: object, path: str, diag: Diagnostics, question_id: str
 ) -> tuple[QuestionText, ...]:
@@ -172,19 +158,6 @@ def _texts(
     return collector.build()
 
 
-def keywords(value: object, path: str, diag: Diagnostics) -> tuple[str, ...]:
-    """Read keywords written as one comma-separated string or as a list of strings.
-
-    Raises:
-        DatasetFormatError: the value is neither a string, a list of strings nor null.
-    """
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return split_keywords(value)
-    return tuple(k.strip() for k in str_tuple(value, path, diag) if k.strip())
-
-
 def _query(
     value: object, path: str, diag: Diagnostics
 ) -> tuple[str | None, str | None, str | None]:
@@ -199,23 +172,3 @@ def _query(
         stripped(opt_str(obj, "pseudo", path, diag)),
         stripped(opt_str(obj, "schemaless", path, diag)),
     )
-
-
-def stripped(text: str | None) -> str | None:
-    """Return ``text`` without surrounding blanks, or ``None`` when nothing is left."""
-    if text is None:
-        return None
-    return text.strip() or None
-
-
-def warn_duplicate_ids(questions: tuple[Question, ...], diag: Diagnostics) -> None:
-    """Warn about question ids that occur more than once (``Dataset.by_id`` keeps the first)."""
-    seen: set[str] = set()
-    for q in questions:
-        if q.id in seen:
-            diag.warn(
-                f"duplicate question id {q.id!r}; lookups by id use the first",
-                question_id=q.id,
-                key=("duplicate-id", q.id),
-            )
-        seen.add(q.id)

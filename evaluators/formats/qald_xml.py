@@ -15,15 +15,17 @@ from xml.etree.ElementTree import Element  # a type only; parsing uses defusedxm
 
 from evaluators.formats.parsing.diagnostics import Diagnostics, quote
 from evaluators.formats.parsing.question_fields import (
+    FLAGS,
     TextCollector,
     answer_type,
     flag,
     is_out_of_scope,
     split_keywords,
+    stripped,
+    warn_duplicate_ids,
 )
 from evaluators.formats.parsing.values import AnswerSetBuilder, text_value
 from evaluators.formats.parsing.xml_document import XmlDocument, decode_xml, load_xml, local_name
-from evaluators.formats.qald_json import FLAGS, stripped, warn_duplicate_ids
 from evaluators.model import AnswerSet, Dataset, Question, SourceFormat
 
 _DATASET_ATTRIBUTES = frozenset({"id", "description"})

@@ -20,13 +20,12 @@ from typing import Any, Protocol
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, parse
 
 from evaluators.errors import KnowledgeBaseError
-from evaluators.knowledge.endpoint import EndpointKnowledgeBase
+from evaluators.knowledge.endpoint import EndpointKnowledgeBase, with_known_prefixes
 from evaluators.model import AnswerSet, AnswerValue, Dataset
-from evaluators.qa.markings import with_known_prefixes
 from store import graphs
 from store.errors import StoreError
 from store.formats import rdf_serialization
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 from vocab import iris
 from vocab.project import QAB
 from vocab.standard import OWL, RDF, RDFS, VOID
@@ -123,7 +122,7 @@ def _row_value(term: object) -> AnswerValue | None:
 class StoreKnowledgeBase:
     """Named graphs of our ``TripleStore`` used as a knowledge base."""
 
-    def __init__(self, store: TripleStore, kb_graphs: Sequence[NamedNode]) -> None:
+    def __init__(self, store: RdfStore, kb_graphs: Sequence[NamedNode]) -> None:
         """Read ``kb_graphs`` of ``store`` (for example ``store.graphs.kb_graph(base, name)``)."""
         self._store = store
         self._graphs = list(kb_graphs)
@@ -185,7 +184,7 @@ class StoreKnowledgeBase:
 
 
 def open_kb(
-    store: TripleStore | None, base: str, spec: str, *, timeout: float = 30.0
+    store: RdfStore | None, base: str, spec: str, *, timeout: float = 30.0
 ) -> StoreKnowledgeBase | EndpointKnowledgeBase:
     """Return the knowledge base named by ``spec``: an http(s) endpoint URL or a loaded KB name.
 
@@ -222,7 +221,7 @@ def _skolem(term: Any, kb: NamedNode) -> Any:
     )
 
 
-def load_kb(store: TripleStore, base: str, path: Path, name: str) -> KbInfo:
+def load_kb(store: RdfStore, base: str, path: Path, name: str) -> KbInfo:
     """Load an RDF file as knowledge base ``name`` (replacing an earlier one), with a catalog entry.
 
     The graph content and the catalog entry are written in one transaction; blank nodes are

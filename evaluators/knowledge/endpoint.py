@@ -6,6 +6,7 @@ is made on an instance a caller built. Failures become ``KnowledgeBaseError``.
 
 from __future__ import annotations
 
+import re
 import urllib.error
 from collections.abc import Mapping
 from typing import Any
@@ -16,8 +17,19 @@ from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from evaluators.errors import KnowledgeBaseError
 from evaluators.model import AnswerSet, AnswerValue
-from evaluators.qa.markings import with_known_prefixes
+from vocab.prefixes import KNOWLEDGE_BASES
 from vocab.standard import OWL, RDFS
+
+
+def with_known_prefixes(sparql: str) -> str:
+    """Return ``sparql`` preceded by PREFIX lines for ``KNOWLEDGE_BASES`` (its own ones win).
+
+    >>> with_known_prefixes("ASK { res:A ?p ?o }").endswith("ASK { res:A ?p ?o }")
+    True
+    """
+    declared = {m.group(1) for m in re.finditer(r"(?i)\bPREFIX\s+([\w.-]*):", sparql)}
+    lines = [f"PREFIX {p}: <{iri}>" for p, iri in KNOWLEDGE_BASES.items() if p not in declared]
+    return "\n".join([*lines, sparql])
 
 
 # JSON results from SPARQLWrapper are untyped dictionaries: this is the third-party edge.

@@ -38,38 +38,11 @@ from rdflib.plugins.sparql.algebra import translatePath, traverse
 from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 
+from vocab.prefixes import KNOWLEDGE_BASES
 from vocab.standard import RDF, XSD
 
 RDF_TYPE = RDF.type.value
 OKBQA_TEXT = "http://okbqa.org/text#query"
-
-# Prefixes public endpoints (Virtuoso for DBpedia, Blazegraph for Wikidata) predeclare and QALD
-# queries use without PREFIX lines.
-KNOWN_PREFIXES: dict[str, str] = {
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "foaf": "http://xmlns.com/foaf/0.1/",
-    "dc": "http://purl.org/dc/elements/1.1/",
-    "dct": "http://purl.org/dc/terms/",
-    "dcterms": "http://purl.org/dc/terms/",
-    "skos": "http://www.w3.org/2004/02/skos/core#",
-    "geo": "http://www.w3.org/2003/01/geo/wgs84_pos#",
-    "dbo": "http://dbpedia.org/ontology/",
-    "dbp": "http://dbpedia.org/property/",
-    "dbr": "http://dbpedia.org/resource/",
-    "res": "http://dbpedia.org/resource/",
-    "dbc": "http://dbpedia.org/resource/Category:",
-    "yago": "http://dbpedia.org/class/yago/",
-    "wd": "http://www.wikidata.org/entity/",
-    "wdt": "http://www.wikidata.org/prop/direct/",
-    "p": "http://www.wikidata.org/prop/",
-    "ps": "http://www.wikidata.org/prop/statement/",
-    "pq": "http://www.wikidata.org/prop/qualifier/",
-    "wikibase": "http://wikiba.se/ontology#",
-    "schema": "http://schema.org/",
-}
 
 
 class MarkingMode(StrEnum):
@@ -100,17 +73,6 @@ class Markings:
     relations: tuple[Relation, ...] = ()
     answer_item_types: tuple[str, ...] = ()
     problem: str | None = None
-
-
-def with_known_prefixes(sparql: str) -> str:
-    """Return ``sparql`` preceded by PREFIX lines for ``KNOWN_PREFIXES`` (its own ones win).
-
-    >>> with_known_prefixes("ASK { res:A ?p ?o }").endswith("ASK { res:A ?p ?o }")
-    True
-    """
-    declared = {m.group(1) for m in re.finditer(r"(?i)\bPREFIX\s+([\w.-]*):", sparql)}
-    lines = [f"PREFIX {p}: <{iri}>" for p, iri in KNOWN_PREFIXES.items() if p not in declared]
-    return "\n".join([*lines, sparql])
 
 
 def gerbil_text_rewrite(sparql: str) -> str:
@@ -167,7 +129,7 @@ def _parse(sparql: str, mode: MarkingMode) -> tuple[CompValue, bool]:
         parsed = parseQuery(sparql)
     except ParseException as exc:
         raise ValueError(f"the query does not parse: {exc}") from exc
-    prefixes = {} if mode is MarkingMode.GERBIL else dict(KNOWN_PREFIXES)
+    prefixes = {} if mode is MarkingMode.GERBIL else dict(KNOWLEDGE_BASES)
     base: str | None = None
     for decl in parsed[0]:
         if decl.name == "PrefixDecl":

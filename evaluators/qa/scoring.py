@@ -34,6 +34,7 @@ from evaluators.results import (
     MeasureValue,
     QuestionScore,
 )
+from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
 
 _MARKED = frozenset({C2KB, P2KB, RE2KB, AIT2KB})
 
@@ -60,7 +61,7 @@ def evaluate(
     dataset_label: str = "",
     errors: Mapping[str, str] | None = None,
     millis: Mapping[str, float] | None = None,
-    bootstrap_samples: int = 1000,
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES,
     seed: int = 0,
     markings_cache: MutableMapping[tuple[str, str], Markings] | None = None,
 ) -> EvaluationResult:

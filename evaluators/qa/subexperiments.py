@@ -32,7 +32,7 @@ from evaluators.results import (
     MeasureValue,
     QuestionScore,
 )
-from evaluators.significance import bootstrap_interval
+from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES, bootstrap_interval
 
 _GERBIL_TYPES = frozenset({"RESOURCE", "STRING", "NUMBER", "DATE", "BOOLEAN"})
 NO_QUESTIONS = "no questions were evaluated"
@@ -62,7 +62,7 @@ class ScoringContext:
 
     profile: Profile
     lookups: Lookups
-    bootstrap_samples: int = 1000
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES
     seed: int = 0
 
 

@@ -1,11 +1,11 @@
-"""QA systems under test: the ``QASystem`` role, answer files, built-in systems and their registry.
+"""The ``QASystem`` role every system under test plays, its kinds, URL checks and call pacing.
 
 A system is asked one question at a time and returns its answer as a ``Question`` (answers, and
 optionally SPARQL, answer type and annotations). Three kinds exist: web services (the GERBIL QA
-protocol, in ``evaluators.systems.webservice``), uploaded answer files, and built-in systems that
-run in this process (``gold`` here; the RAG system is registered by ``server/``, because
-``evaluators`` never imports ``rag``). This module performs no store writes and keeps no global
-state.
+protocol, ``evaluators.systems.webservice``), uploaded answer files
+(``evaluators.systems.answer_files``), and built-in systems that run in this process
+(``evaluators.systems.registry``). ``RequestGate`` paces the calls to one system. This module
+performs no store writes and keeps no global state.
 """
 
 from __future__ import annotations
@@ -13,25 +13,16 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from evaluators.errors import (
-    AnswerFileError,
-    AnswerFileMismatchError,
-    DatasetFormatError,
     UnknownSystemError,
 )
-from evaluators.formats import parse_bytes
-from evaluators.model import Dataset, Question, SourceFormat
-
-# Answer files may be written in these formats (GERBIL QA accepts the same three).
-ANSWER_FORMATS = (SourceFormat.QALD_JSON, SourceFormat.QALD_XML, SourceFormat.EQALD)
+from evaluators.model import Question
 
 # Query-string parameters whose values are credentials; they never reach the store.
 _SECRET_PARAM = re.compile(
@@ -94,163 +85,6 @@ def check_service_url(url: str) -> str:
             "http://localhost:8081/gerbil"
         )
     return cleaned
-
-
-# ---------------------------------------------------------------------------- answer files
-
-
-class AnswerFileSystem:
-    """Answers read from a file, matched to gold questions by id (missing id: no answer)."""
-
-    def __init__(self, answers: Mapping[str, Question]) -> None:
-        self._answers = dict(answers)
-
-    def answer(self, question: Question, language: str) -> Question:
-        """Return the file's entry for ``question.id`` (an empty answer if there is none)."""
-        return self._answers.get(question.id) or Question(id=question.id)
-
-
-def parse_answer_file(data: bytes, *, source: str, bioasq: bool = False) -> Dataset:
-    """Parse an answers file, accepting only the answer formats.
-
-    Args:
-        data: the file content.
-        source: the file name (for messages).
-        bioasq: also accept a BioASQ task-b response (for BioASQ datasets).
-
-    Raises:
-        AnswerFileError: if it does not parse or is not QALD-JSON, QALD-XML or eQALD (or a
-            BioASQ response when ``bioasq`` is true).
-    """
-    try:
-        parsed = parse_bytes(data, source=source)
-    except DatasetFormatError as exc:
-        raise AnswerFileError(f"Answers file {source} cannot be read: {exc.detail}") from exc
-    formats = (*ANSWER_FORMATS, SourceFormat.BIOASQ) if bioasq else ANSWER_FORMATS
-    if parsed.format not in formats:
-        allowed = ", ".join(f.value for f in formats)
-        raise AnswerFileError(
-            f"Answers file {source} is {parsed.format.value}; expected one of: {allowed}"
-        )
-    return parsed
-
-
-def answer_file_system(data: bytes, *, source: str, gold: Dataset) -> AnswerFileSystem:
-    """Parse an answers file and check it against its dataset before anything runs.
-
-    Args:
-        data: the file content.
-        source: the file name (for messages).
-        gold: the dataset the answers were written for.
-
-    Returns:
-        A system that replays the file.
-
-    Raises:
-        AnswerFileError: if the file is not QALD-JSON, QALD-XML or eQALD, does not parse, or
-            holds ids that are not in ``gold`` or appear twice (``AnswerFileMismatchError``).
-    """
-    parsed = parse_answer_file(data, source=source, bioasq=gold.format is SourceFormat.BIOASQ)
-    counts = Counter(q.id for q in parsed.questions)
-    known = {q.id for q in gold.questions}
-    unknown = tuple(sorted((i for i in counts if i not in known), key=_natural))
-    duplicated = tuple(sorted((i for i, n in counts.items() if n > 1), key=_natural))
-    if unknown or duplicated:
-        raise AnswerFileMismatchError(source, unknown, duplicated)
-    return AnswerFileSystem(parsed.by_id())
-
-
-def _natural(text: str) -> tuple[int, str]:
-    return (int(text), "") if text.isdigit() else (1 << 62, text)
-
-
-# ---------------------------------------------------------------------------- built-in systems
-
-
-class GoldSystem:
-    """The ``gold`` sanity system: answers every question with its gold data."""
-
-    def answer(self, question: Question, language: str) -> Question:
-        """Return the gold question itself."""
-        return question
-
-
-SystemFactory = Callable[[], QASystem]
-
-
-@dataclass(frozen=True, slots=True)
-class BuiltinInfo:
-    """A registered built-in system."""
-
-    name: str
-    description: str
-    concurrency: int
-
-
-class SystemRegistry:
-    """Built-in systems by name; ``server/`` adds factories (e.g. the RAG system) at start-up."""
-
-    def __init__(self) -> None:
-        self._factories: dict[str, tuple[BuiltinInfo, SystemFactory]] = {}
-
-    def register(
-        self, name: str, factory: SystemFactory, *, description: str = "", concurrency: int = 1
-    ) -> None:
-        """Add a built-in system.
-
-        Args:
-            name: the name used on the command line and in the store.
-            factory: builds the system when a task needs it (may load models).
-            description: one line for listings and the system's ``dct:description``.
-            concurrency: how many questions may be asked at the same time.
-
-        Raises:
-            ValueError: if the name is taken or ``concurrency`` is below 1.
-        """
-        if name in self._factories:
-            raise ValueError(f"A built-in system called {name!r} is already registered")
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-        self._factories[name] = (BuiltinInfo(name, description, concurrency), factory)
-
-    def names(self) -> tuple[str, ...]:
-        """Return the registered names, sorted."""
-        return tuple(sorted(self._factories))
-
-    def info(self, name: str) -> BuiltinInfo:
-        """Return what is known about a built-in system.
-
-        Raises:
-            UnknownSystemError: if no system of that name is registered.
-        """
-        try:
-            return self._factories[name][0]
-        except KeyError:
-            known = ", ".join(self.names()) or "none"
-            raise UnknownSystemError(
-                f"No built-in system called {name!r}; registered: {known}"
-            ) from None
-
-    def create(self, name: str) -> QASystem:
-        """Build the named system.
-
-        Raises:
-            UnknownSystemError: if no system of that name is registered.
-        """
-        self.info(name)
-        return self._factories[name][1]()
-
-
-def builtin_registry() -> SystemRegistry:
-    """Return a registry holding the systems ``evaluators`` itself provides (``gold``)."""
-    registry = SystemRegistry()
-    registry.register(
-        "gold", GoldSystem, description="Answers with the gold data (sanity check).", concurrency=8
-    )
-    return registry
-
-
-# ---------------------------------------------------------------------------- politeness
 
 
 class RequestGate:

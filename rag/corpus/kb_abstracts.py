@@ -14,7 +14,8 @@ from pyoxigraph import Literal, NamedNode, QuerySolutions
 
 from rag.errors import RagError
 from store import queries
-from store.triplestore import GraphName, TripleStore
+from store.protocol import RdfStore
+from store.triplestore import GraphName
 
 DBO_ABSTRACT = "http://dbpedia.org/ontology/abstract"
 PAGE = 5000
@@ -31,7 +32,7 @@ def _page(language: str, offset: int) -> str:
 
 
 def store_abstracts(
-    store: TripleStore, graphs: list[NamedNode], language: str = "en"
+    store: RdfStore, graphs: list[NamedNode], language: str = "en"
 ) -> Iterator[tuple[str, str, str]]:
     """Yield ``(IRI, label, abstract)`` for every resource with an abstract in ``graphs``."""
     default: list[GraphName] = list(graphs)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.model import AnswerSet, BioasqGold, Question, QuestionText, Snippet
-from evaluators.systems.protocol import SystemRegistry, builtin_registry
+from evaluators.systems.registry import SystemRegistry, builtin_registry
 from rag.answering.snippets import document_url
 from rag.models.generators import EXTRACTIVE
 from rag.run import RagRun

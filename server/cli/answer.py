@@ -65,11 +65,10 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
                 print(f"\r{number}/{len(questions)}", end="", file=sys.stderr)
     finally:
         service.close()
-    is_bioasq = gold.format is SourceFormat.BIOASQ
-    response = Dataset(gold.format if is_bioasq else SourceFormat.QALD_JSON, tuple(answers))
+    response = Dataset(gold.format if gold.is_bioasq else SourceFormat.QALD_JSON, tuple(answers))
     data = (
         bioasq_writer.dataset_json(response)
-        if is_bioasq
+        if gold.is_bioasq
         else qald_json_writer.dataset_json(response, f"{label}-{args.builtin}")
     )
     if args.output:

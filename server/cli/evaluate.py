@@ -90,7 +90,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     thresholds = _thresholds(args.fail_under)
     gold, label = _gold(ctx, args.dataset)
     answers = parse_file(args.answers, max_bytes=ctx.config.datasets.max_file_bytes)
-    if any(q.bioasq is not None for q in gold.questions):
+    if gold.is_bioasq:
         result = evaluate_bioasq(gold, answers, version=args.bioasq_version, dataset_label=label)
     else:
         profile = args.profile or ctx.config.evaluation.default_profile

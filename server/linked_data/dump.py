@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from flask import Blueprint, Response
 
 from server.services import services
-from server.web.access import request_tokens
+from server.web.auth import request_tokens
 
 bp = Blueprint("dump", __name__)
 

@@ -22,7 +22,7 @@ from server.linked_data.documents import document
 from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
-from server.web.access import remember_tokens, request_tokens
+from server.web.auth import remember_tokens, request_tokens
 from server.web.negotiation import (
     DOCUMENT_FORMATS,
     HTML,

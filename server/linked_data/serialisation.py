@@ -15,39 +15,10 @@ from pyld import jsonld
 from pyoxigraph import Literal, NamedNode, Quad, Triple, serialize
 
 from server.web.negotiation import JSONLD, NQUADS, Representation
-from vocab.project import QAB
-from vocab.qb import QB
+from vocab.prefixes import PUBLISHED
 from vocab.standard import (
-    DATAID,
-    DCAT,
-    DCTERMS,
-    FOAF,
-    GERBIL,
-    OWL,
-    PROV,
     RDF,
-    RDFS,
-    SD,
-    VOID,
-    XSD,
 )
-
-PREFIXES: dict[str, str] = {
-    "qab": QAB.iri,
-    "gerbil": GERBIL.iri,
-    "qb": QB.iri,
-    "dct": DCTERMS.iri,
-    "dcat": DCAT.iri,
-    "prov": PROV.iri,
-    "rdf": RDF.iri,
-    "rdfs": RDFS.iri,
-    "xsd": XSD.iri,
-    "owl": OWL.iri,
-    "void": VOID.iri,
-    "sd": SD.iri,
-    "foaf": FOAF.iri,
-    "dataid": DATAID.iri,
-}
 
 
 def context_url(base: str) -> str:
@@ -57,7 +28,7 @@ def context_url(base: str) -> str:
 
 def context_document() -> dict[str, dict[str, str]]:
     """Return the JSON-LD context document (prefix definitions)."""
-    return {"@context": dict(PREFIXES)}
+    return {"@context": dict(PUBLISHED)}
 
 
 def _triples(quads: Iterable[Quad]) -> list[Triple]:
@@ -88,10 +59,10 @@ def _used_context(triples: Sequence[Triple]) -> dict[str, dict[str, str]]:
         for term in (triple.subject, triple.predicate, triple.object):
             iri = getattr(term, "value", "") if isinstance(term, NamedNode) else ""
             datatype = term.datatype.value if isinstance(term, Literal) else ""
-            for prefix, namespace in PREFIXES.items():
+            for prefix, namespace in PUBLISHED.items():
                 if iri.startswith(namespace) or datatype.startswith(namespace):
                     used.add(prefix)
-    return {"@context": {p: n for p, n in PREFIXES.items() if p in used}}
+    return {"@context": {p: n for p, n in PUBLISHED.items() if p in used}}
 
 
 def compact_jsonld(triples: Sequence[Triple], base: str) -> bytes:
@@ -121,4 +92,4 @@ def serialize_document(quads: Sequence[Quad], rep: Representation, base: str) ->
     triples = _triples(quads)
     if rep == JSONLD:
         return compact_jsonld(triples, base)
-    return serialize(triples, format=rep.rdf_format, prefixes=PREFIXES) or b""
+    return serialize(triples, format=rep.rdf_format, prefixes=PUBLISHED) or b""

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad
 
-from server.linked_data.serialisation import PREFIXES
+from vocab.prefixes import PUBLISHED
 from vocab.project import QAB
-from vocab.standard import DCTERMS, RDFS
+from vocab.standard import DCTERMS, RDFS, XSD
 
-_XSD = PREFIXES["xsd"]
+_XSD = XSD.iri
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ def curie(iri: str) -> str:
     >>> curie("http://purl.org/dc/terms/title")
     'dct:title'
     """
-    for prefix, namespace in PREFIXES.items():
+    for prefix, namespace in PUBLISHED.items():
         if iri.startswith(namespace) and len(iri) > len(namespace):
             return f"{prefix}:{iri[len(namespace) :]}"
     return iri

@@ -21,6 +21,7 @@ from evaluators import cube
 from evaluators.errors import EvaluationError
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
+from evaluators.model import question_order
 from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore
 from evaluators.significance import (
     Interval,
@@ -33,7 +34,7 @@ from server.pages.experiments import cached_task
 from server.pages.task_rows import question_texts
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
-from server.web.access import request_tokens
+from server.web.auth import request_tokens
 from server.web.problems import Problem
 from store import graphs, queries
 from vocab import iris
@@ -46,7 +47,6 @@ DATA_FORMS = (
     ("csv", "text/csv", "CSV"),
 )
 ITERATIONS = 10_000
-BOOTSTRAP_SAMPLES = 1000
 SEED = 0
 _REF = re.compile(r"(?:.*/task/)?([^/?#\s]+)/(\d+)/?")
 
@@ -142,6 +142,7 @@ def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> 
             "question by question.",
         )
     term = cube.experiment_type_term(svc.base, kind)
+    samples = svc.config.evaluation.bootstrap_samples
     values_a = question_values(svc.store, graph_a, NamedNode(task_a.iri), term)
     values_b = question_values(svc.store, graph_b, NamedNode(task_b.iri), term)
     if not values_a or not values_b:
@@ -158,7 +159,7 @@ def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> 
     except EvaluationError as exc:
         raise Problem(400, str(exc)) from exc
     f1_a, f1_b = _f1(values_a), _f1(values_b)
-    ids = sorted(f1_a, key=_natural)
+    ids = sorted(f1_a, key=question_order)
     version = graphs.dataset_graph(svc.base, *version_a)
     nodes = {v.id: v.question for v in values_a}
     texts = question_texts(
@@ -179,15 +180,15 @@ def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> 
 
     deltas = [f1_a[q] - f1_b[q] for q in ids]
     return Comparison(
-        _side(a, task_a, [f1_a[q] for q in ids]),
-        _side(b, task_b, [f1_b[q] for q in ids]),
+        _side(a, task_a, [f1_a[q] for q in ids], samples),
+        _side(b, task_b, [f1_b[q] for q in ids], samples),
         kind,
         group(True, True),
         group(True, False),
         group(False, True),
         group(False, False),
         test,
-        bootstrap_interval(deltas, samples=BOOTSTRAP_SAMPLES, seed=SEED),
+        bootstrap_interval(deltas, samples=samples, seed=SEED),
         compare_query((graph_a, NamedNode(task_a.iri)), (graph_b, NamedNode(task_b.iri)), term),
     )
 
@@ -208,14 +209,10 @@ def compare_query(
     return queries.load("page_compare").replace("#BINDINGS#", values)
 
 
-def _side(ref: str, task: TaskSummary, scores: list[float]) -> Side:
+def _side(ref: str, task: TaskSummary, scores: list[float], samples: int) -> Side:
     mean = sum(scores) / len(scores) if scores else 0.0
-    interval = bootstrap_interval(scores, samples=BOOTSTRAP_SAMPLES, seed=SEED)
+    interval = bootstrap_interval(scores, samples=samples, seed=SEED)
     return Side(ref, task, NamedNode(task.iri), mean, interval)
-
-
-def _natural(text: str) -> tuple[int, str]:
-    return (int(text), "") if text.isdigit() else (1 << 62, text)
 
 
 @bp.route("/compare")
@@ -247,6 +244,6 @@ def compare() -> Response:
         kind=kind,
         comparison=comparison,
         iterations=ITERATIONS,
-        samples=BOOTSTRAP_SAMPLES,
+        samples=svc.config.evaluation.bootstrap_samples,
     )
     return Response(body, mimetype="text/html")

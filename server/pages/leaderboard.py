@@ -14,7 +14,6 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import cast
 
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
@@ -34,7 +33,6 @@ from server.sparql.page import query_link
 from server.sparql.workers import PoolError
 from server.web.problems import Problem
 from store import graphs, queries
-from store.triplestore import TripleStore
 
 bp = Blueprint("leaderboard", __name__)
 
@@ -226,5 +224,5 @@ def _versions(svc: Services) -> list[tuple[str, str]]:
     if not svc.visibility().can_see(graphs.catalog_graph(svc.base)):
         return []
     # list_versions only uses what every RdfStore offers.
-    found = list_versions(cast(TripleStore, svc.store), svc.base)
+    found = list_versions(svc.store, svc.base)
     return [(v.iri, f"{v.name} v{v.version}") for v in found]

@@ -17,7 +17,7 @@ from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import term_view
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
-from server.web.access import remember_tokens, request_tokens
+from server.web.auth import remember_tokens, request_tokens
 from server.web.negotiation import PAGE_FORMATS, decorate, negotiate, split_extension
 from store import graphs, queries
 from store.triplestore import QueryResult

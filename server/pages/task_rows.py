@@ -11,7 +11,6 @@ version read back from the store. Reads only graphs the caller found visible.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import cast
 
 from pyoxigraph import BlankNode, Literal, NamedNode, QuerySolutions
 
@@ -19,24 +18,19 @@ from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
+from evaluators.model import question_order
 from evaluators.qa.scoring import Breakdown, breakdowns
 from evaluators.results import QA_TYPES, EvaluationResult, ExperimentTypeResult, QuestionScore
 from server.linked_data.terms import TermView, term_view
 from store import queries
 from store.protocol import RdfStore, Term
-from store.triplestore import TripleStore
 from vocab import iris
+from vocab.prefixes import ANSWER_ABBREVIATIONS, KNOWLEDGE_BASES
 from vocab.project import QAB
 
 # Experiment types whose per-question scores are precision/recall/F1 with counts.
 # Answer namespaces shown as prefixed names in the diagnostics (the full IRI is the tooltip).
-ANSWER_PREFIXES = (
-    ("dbr:", "http://dbpedia.org/resource/"),
-    ("dbo:", "http://dbpedia.org/ontology/"),
-    ("dbp:", "http://dbpedia.org/property/"),
-    ("wd:", "http://www.wikidata.org/entity/"),
-    ("wdt:", "http://www.wikidata.org/prop/direct/"),
-)
+ANSWER_PREFIXES = tuple((f"{p}:", KNOWLEDGE_BASES[p]) for p in ANSWER_ABBREVIATIONS)
 
 
 def short_view(term: Term, base: str) -> TermView:
@@ -97,7 +91,7 @@ def task_table(
     """Read the per-question values of one task and type, ordered as in the dataset."""
     values = question_values(store, graph, task, experiment_type)
     order = _positions(store, version_graph) if version_graph is not None else {}
-    values.sort(key=lambda v: (order.get(v.question.value, 1 << 30), _natural(v.id)))
+    values.sort(key=lambda v: (order.get(v.question.value, 1 << 30), question_order(v.id)))
     lines = tuple(
         QuestionLine(order.get(v.question.value, n), v) for n, v in enumerate(values, start=1)
     )
@@ -106,10 +100,6 @@ def task_table(
         for m in v.values:
             seen.setdefault(m.measure, None)
     return TaskTable(lines, tuple(seen))
-
-
-def _natural(text: str) -> tuple[int, str]:
-    return (int(text), "") if text.isdigit() else (1 << 62, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,12 +215,11 @@ def task_breakdowns(
     """
     if experiment_type not in QA_TYPES or not table.lines:
         return ()
-    triples = cast(TripleStore, store)  # read_dataset only uses RdfStore methods
     try:
-        info = library.version_info(triples, base, task.plan.dataset, task.plan.version)
+        info = library.version_info(store, base, task.plan.dataset, task.plan.version)
     except EvaluationError:
         return ()
-    dataset = library.read_dataset(triples, info)
+    dataset = library.read_dataset(store, info)
     scores = tuple(QuestionScore(line.values.id, line.values.values) for line in table.lines)
     result = EvaluationResult(
         dataset=task.plan.dataset,

@@ -21,7 +21,7 @@ from server.sparql import analysis as querytext
 from server.sparql import page as sparqlpage
 from server.sparql.jobs import QueryJob, QueryOutcome
 from server.sparql.workers import PoolBusyError, PoolError, QueryTimeoutError
-from server.web.access import request_tokens
+from server.web.auth import request_tokens
 from server.web.negotiation import JSONLD, NQUADS, NTRIPLES, RDFXML, TURTLE
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError

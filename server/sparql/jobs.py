@@ -23,19 +23,7 @@ from server.sparql.results import write_solutions
 from store.errors import QuerySyntaxError, StoreError
 from store.formats import rdf_serialization, results_format
 from store.triplestore import TripleStore
-
-# Prefixes used when CONSTRUCT/DESCRIBE results are written as Turtle.
-TURTLE_PREFIXES = {
-    "qab": "https://w3id.org/qabench/vocab#",
-    "gerbil": "http://w3id.org/gerbil/vocab#",
-    "qb": "http://purl.org/linked-data/cube#",
-    "dct": "http://purl.org/dc/terms/",
-    "dcat": "http://www.w3.org/ns/dcat#",
-    "prov": "http://www.w3.org/ns/prov#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-}
+from vocab.prefixes import PUBLISHED
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +96,7 @@ def _graph(result: object, job: QueryJob) -> QueryOutcome:
             break
         triples.append(triple)
     fmt = rdf_serialization(job.rdf_media).rdf_format
-    body = serialize(triples, format=fmt, prefixes=TURTLE_PREFIXES) or b""
+    body = serialize(triples, format=fmt, prefixes=PUBLISHED) or b""
     return QueryOutcome("graph", job.rdf_media, body, len(triples), truncated)
 
 

@@ -17,7 +17,7 @@ from pyoxigraph import NamedNode
 
 from server.services import services
 from server.sparql import analysis as querytext
-from server.web.access import is_admin
+from server.web.auth import admin_enabled, is_admin
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError, StoreError
 
@@ -62,13 +62,13 @@ def _read_update() -> str:
 def update() -> Response:
     """Run one SPARQL update on the main store."""
     svc = services()
-    if not svc.admin_token:
+    if not admin_enabled():
         raise Problem(
             403,
             "SPARQL Update is switched off on this server: set the environment "
             "variable QABENCH_ADMIN_TOKEN before starting it.",
         )
-    if not is_admin(svc.admin_token):
+    if not is_admin():
         raise Problem(
             401,
             "Send the admin token as 'Authorization: Bearer <token>'.",

@@ -36,18 +36,11 @@ from evaluators.qa.profiles import PROFILE_TERMS
 from server.services import experiment_runner, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
 from server.web import auth as forms
-from server.web.access import COOKIE, MAX_COOKIE_TOKENS, request_tokens
-from server.web.problems import Problem, problem_from_error
+from server.web.auth import COOKIE, MAX_COOKIE_TOKENS, request_tokens
+from server.web.problems import Problem, prefers_html, problem_from_error
 from store import graphs
-from store.triplestore import TripleStore
 
 bp = Blueprint("submit", __name__)
-
-
-def wants_html() -> bool:
-    """Return whether the client prefers an HTML page to a problem document."""
-    accept = request.accept_mimetypes
-    return accept["text/html"] > max(accept["application/json"], accept["application/problem+json"])
 
 
 def _problem(exc: Exception) -> Problem:
@@ -70,7 +63,7 @@ def _versions() -> list[library.VersionInfo]:
     svc = services()
     if not svc.visibility().can_see(graphs.catalog_graph(svc.base)):
         return []
-    return library.list_versions(cast(TripleStore, svc.store), svc.base)
+    return library.list_versions(svc.store, svc.base)
 
 
 def _form_page(template: str, status: int = 200, error: Problem | None = None) -> Response:
@@ -96,7 +89,7 @@ def _form_page(template: str, status: int = 200, error: Problem | None = None) -
 
 def _refuse(template: str, exc: Exception) -> Response:
     problem = _problem(exc)
-    if wants_html():
+    if prefers_html():
         response = _form_page(template, problem.status, problem)
         response.headers.update(problem.headers)
         return response
@@ -152,7 +145,7 @@ def start_experiment() -> Response:
         parsed.discard()
         return _refuse(template, exc)
     page = f"/experiment/{submission.id}"
-    if wants_html():
+    if prefers_html():
         body = render_template(
             "submitted.html", title="Experiment started", submission=submission, page=page
         )
@@ -183,7 +176,7 @@ def upload_dataset() -> Response:
                 source=upload_file.filename,
             )
         outcome = library.load_dataset_bytes(
-            cast(TripleStore, svc.store),
+            svc.store,
             svc.base,
             data,
             source=upload_file.filename,
@@ -195,7 +188,7 @@ def upload_dataset() -> Response:
     svc.notify_write()
     info = outcome.info
     page = f"/dataset/{info.name}/v{info.version}"
-    if wants_html():
+    if prefers_html():
         body = render_template(
             "uploaded.html", title="Dataset loaded", info=info, outcome=outcome, page=page
         )
@@ -230,12 +223,12 @@ def publish(experiment_id: str) -> Response:
         tokens.append(request.form["token"])
     # A private experiment is visible only to holders of its token; publishing a public one
     # changes nothing.
-    if not svc.visibility(tokens).can_see(graph) and not forms.is_admin_request():
+    if not svc.visibility(tokens).can_see(graph) and not forms.is_admin():
         raise Problem(404, f"There is no experiment {experiment_id[:40]!r} (or it is private).")
     try:
         experiment_runner().publish(experiment_id)
     except UnknownExperimentError as exc:
         raise Problem(404, str(exc)) from exc
-    if wants_html():
+    if prefers_html():
         return cast(Response, redirect(f"/experiment/{experiment_id}", code=303))
     return jsonify(id=experiment_id, published=True)

@@ -1,6 +1,13 @@
-"""Authentication and CSRF protection of the write forms (experiments, uploads, publishing).
+"""Who may see and do what: access tokens, the submit and admin tokens, sessions and CSRF.
 
-The scheme (docs/server.md, "Forms and the write path"):
+* **Reading private experiments**: owners present the experiment's access token as
+  ``Authorization: Bearer <token>`` or ``?token=<token>``; a token that opens something is
+  remembered in an HttpOnly cookie so that links keep working. Tokens are compared only through
+  their SHA-256 hashes (``store.visibility``).
+* **Administration** (SPARQL Update at ``/update``) needs the admin token, read once from the
+  environment variable ``QABENCH_ADMIN_TOKEN``; without it every update is refused.
+
+The write forms (docs/server.md, "Forms and the write path"):
 
 * **Submitting** (start an experiment, evaluate an answers file, upload a dataset) needs the
   *submit token*: the environment variable ``QABENCH_SUBMIT_TOKEN``, or else a token generated
@@ -30,21 +37,63 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from flask import Flask, current_app, request, session
+from flask import Flask, Response, current_app, request, session
 
 from server.config import Config
-from server.web.access import bearer_token
 from server.web.problems import Problem
 
 log = logging.getLogger(__name__)
 
 SUBMIT_TOKEN_ENV = "QABENCH_SUBMIT_TOKEN"  # noqa: S105 (a variable name, not a secret)
+# The bearer token that enables SPARQL Update at /update (a secret, so never in config.toml).
+ADMIN_TOKEN_ENV = "QABENCH_ADMIN_TOKEN"  # noqa: S105 (a variable name, not a secret)
 SECRET_KEY_ENV = "QABENCH_SECRET_KEY"  # noqa: S105 (a variable name)
 SUBMIT_TOKEN_FILE = "submit-token"  # noqa: S105 (a file name)
 SESSION_COOKIE = "qabench_session"
 _KEY = "form_secrets"
 _CSRF = "csrf"
 _SUBMITTER = "submitter"
+
+COOKIE = "qabench_tokens"
+# Tokens kept in the cookie at most (each opens one or more private experiments).
+MAX_COOKIE_TOKENS = 8
+
+
+def bearer_token() -> str | None:
+    """Return the token of an ``Authorization: Bearer`` header, if any."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return None
+
+
+def request_tokens() -> list[str]:
+    """Return every access token the current request presents (header, query, cookie)."""
+    found: list[str] = []
+    bearer = bearer_token()
+    if bearer:
+        found.append(bearer)
+    found.extend(t for t in request.args.getlist("token") if t)
+    found.extend(t for t in request.cookies.get(COOKIE, "").split() if t)
+    return found[: MAX_COOKIE_TOKENS * 2]
+
+
+def remember_tokens(response: Response, opened_something: bool) -> Response:
+    """Keep ``?token=`` values in an HttpOnly cookie when they opened a private experiment."""
+    fresh = [t for t in request.args.getlist("token") if t]
+    if not fresh or not opened_something:
+        return response
+    kept = fresh + [t for t in request.cookies.get(COOKIE, "").split() if t not in fresh]
+    response.set_cookie(
+        COOKIE,
+        " ".join(kept[:MAX_COOKIE_TOKENS]),
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure,
+        path="/",
+    )
+    return response
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +105,16 @@ class FormSecrets:
     token_file: Path | None = None
 
 
-def load_form_secrets(config: Config, admin_token: str | None) -> FormSecrets:
-    """Return the submit token from the environment, or generate one and write it to a file.
+def load_form_secrets(config: Config) -> FormSecrets:
+    """Return the admin token and the submit token from the environment (or a generated one).
+
+    Without ``QABENCH_SUBMIT_TOKEN`` a submit token is generated and written to
+    ``<data dir>/submit-token`` (mode 0600).
 
     Args:
         config: the configuration (the token file goes into its data directory).
-        admin_token: the admin token, which opens the forms too.
     """
+    admin_token = os.environ.get(ADMIN_TOKEN_ENV, "").strip() or None
     configured = os.environ.get(SUBMIT_TOKEN_ENV, "").strip()
     if configured:
         return FormSecrets(configured, admin_token)
@@ -176,8 +228,13 @@ def require_submitter() -> None:
         )
 
 
-def is_admin_request() -> bool:
-    """Return whether the request carries the admin token as a bearer token."""
+def admin_enabled() -> bool:
+    """Return whether this server has an admin token at all."""
+    return form_secrets().admin_token is not None
+
+
+def is_admin() -> bool:
+    """Return whether the request carries the admin token as a bearer token (constant time)."""
     admin = form_secrets().admin_token
     presented = bearer_token()
     return bool(admin and presented and _same(presented, admin))

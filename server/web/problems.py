@@ -95,7 +95,8 @@ def request_id() -> str:
     return str(rid)
 
 
-def _wants_html() -> bool:
+def prefers_html() -> bool:
+    """Return whether the client prefers an HTML page to a (problem) JSON document."""
     accept = request.accept_mimetypes
     html = accept["text/html"]
     return bool(html) and html > max(accept[PROBLEM_JSON], accept["application/json"])
@@ -114,7 +115,7 @@ def render_problem(problem: Problem) -> Response:
     }
     for key, value in problem.extensions.items():
         members.setdefault(key, value)
-    if _wants_html():
+    if prefers_html():
         local = problem.type.value.rsplit("#", 1)[-1]
         body = render_template("error.html", problem=members, type_anchor=local)
         response = Response(body, status=problem.status, mimetype="text/html")

@@ -14,7 +14,7 @@ from evaluators.datasets import library
 from evaluators.experiments.read import TaskSummary, list_experiments
 from evaluators.qa.scoring import evaluate
 from evaluators.results import ExperimentTypeResult
-from evaluators.systems.protocol import parse_answer_file
+from evaluators.systems.answer_files import parse_answer_file
 from server.services import RUNNER_KEY
 from tests.plugins.experiment_pages import (
     EXAMPLE_DATASET,

@@ -18,7 +18,7 @@ from evaluators.datasets import library
 from evaluators.experiments.model import SoftwareRelease
 from evaluators.experiments.runner import ExperimentRunner, RunLimits
 from evaluators.model import Dataset, Question
-from evaluators.systems.protocol import SystemRegistry, builtin_registry
+from evaluators.systems.registry import SystemRegistry, builtin_registry
 from server.config import Config
 from store.triplestore import TripleStore
 from tests.plugins.qa_stub import FAULTS, Reply, ok

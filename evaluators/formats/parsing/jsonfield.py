@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from evaluators.formats.parsing.diagnostics import Diagnostics, quote
+from evaluators.formats.parsing.question_fields import flag, split_keywords
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_:-]*\Z")
 
@@ -162,3 +163,30 @@ def check_keys(
     for key in obj:
         if key not in known:
             diag.unknown_field(key, where, child(path, key))
+
+
+def json_flag(
+    obj: dict[str, object], key: str, path: str, diag: Diagnostics, question_id: str
+) -> bool | None:
+    """Read a flag written as a JSON boolean or as ``"true"``/``"false"``.
+
+    Raises:
+        DatasetFormatError: the value is neither a boolean, a string nor null.
+    """
+    value = obj.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    return flag(opt_str(obj, key, path, diag) or "", key, diag, question_id)
+
+
+def keywords(value: object, path: str, diag: Diagnostics) -> tuple[str, ...]:
+    """Read keywords written as one comma-separated string or as a list of strings.
+
+    Raises:
+        DatasetFormatError: the value is neither a string, a list of strings nor null.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return split_keywords(value)
+    return tuple(k.strip() for k in str_tuple(value, path, diag) if k.strip())

@@ -8,7 +8,7 @@ the ``OUT OF SCOPE`` marker in queries. Pure functions and a small builder; no I
 from __future__ import annotations
 
 from evaluators.formats.parsing.diagnostics import Diagnostics, quote
-from evaluators.model import AnswerType, QuestionText
+from evaluators.model import AnswerType, Question, QuestionText
 
 # Spellings found in real QALD files, mapped to the answer type they mean.
 _ANSWER_TYPES: dict[str, AnswerType] = {
@@ -24,6 +24,8 @@ _ANSWER_TYPES: dict[str, AnswerType] = {
     "boolean": AnswerType.BOOLEAN,
 }
 OUT_OF_SCOPE = "OUT OF SCOPE"
+# The QALD question flags, as attributes (XML) or fields (JSON).
+FLAGS = ("aggregation", "onlydbo", "hybrid")
 
 
 def split_keywords(text: str) -> tuple[str, ...]:
@@ -141,3 +143,23 @@ class TextCollector:
             QuestionText(lang, self._texts.get(lang, ""), self._keywords.get(lang, ()))
             for lang in self._order
         )
+
+
+def stripped(text: str | None) -> str | None:
+    """Return ``text`` without surrounding blanks, or ``None`` when nothing is left."""
+    if text is None:
+        return None
+    return text.strip() or None
+
+
+def warn_duplicate_ids(questions: tuple[Question, ...], diag: Diagnostics) -> None:
+    """Warn about question ids that occur more than once (``Dataset.by_id`` keeps the first)."""
+    seen: set[str] = set()
+    for q in questions:
+        if q.id in seen:
+            diag.warn(
+                f"duplicate question id {q.id!r}; lookups by id use the first",
+                question_id=q.id,
+                key=("duplicate-id", q.id),
+            )
+        seen.add(q.id)

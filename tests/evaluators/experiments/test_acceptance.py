@@ -28,10 +28,8 @@ from evaluators.formats import parse_file
 from evaluators.model import Dataset, Question
 from evaluators.qa.scoring import evaluate
 from evaluators.results import EvaluationResult, to_json
-from evaluators.systems.protocol import (
-    SystemKind,
-    builtin_registry,
-)
+from evaluators.systems.protocol import SystemKind
+from evaluators.systems.registry import builtin_registry
 from store import graphs
 from store.triplestore import TripleStore
 from store.visibility import private_experiment_ids

@@ -20,7 +20,8 @@ import pytest
 from evaluators.datasets import library
 from evaluators.experiments.model import SoftwareRelease
 from evaluators.experiments.runner import ExperimentRequest, ExperimentRunner, SystemRequest
-from evaluators.systems.protocol import SystemKind, builtin_registry
+from evaluators.systems.protocol import SystemKind
+from evaluators.systems.registry import builtin_registry
 from server.app import create_app
 from server.config import Config
 from store import graphs

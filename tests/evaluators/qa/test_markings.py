@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from pyoxigraph import Literal, NamedNode
 
+from evaluators.knowledge.endpoint import with_known_prefixes
 from evaluators.qa.markings import (
     MarkingMode,
     Relation,
     gerbil_text_rewrite,
     query_markings,
-    with_known_prefixes,
 )
 
 DBO = "http://dbpedia.org/ontology/"

@@ -24,15 +24,9 @@ from evaluators.errors import (
 )
 from evaluators.formats import parse_file
 from evaluators.model import AnswerSet, Dataset, Question, QuestionText, SourceFormat
-from evaluators.systems.protocol import (
-    GoldSystem,
-    RequestGate,
-    SystemRegistry,
-    answer_file_system,
-    builtin_registry,
-    check_service_url,
-    public_url,
-)
+from evaluators.systems.answer_files import answer_file_system
+from evaluators.systems.protocol import RequestGate, check_service_url, public_url
+from evaluators.systems.registry import GoldSystem, SystemRegistry, builtin_registry
 from evaluators.systems.webservice import RequestPolicy, WebServiceSystem, _retry_after
 from tests.plugins.qa_stub import FAULTS, Reply, ok
 

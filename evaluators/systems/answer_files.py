@@ -1,0 +1,79 @@
+"""Answer files as systems: parse an uploaded answers file, check it against its dataset, replay it.
+
+An answers file is QALD-JSON, QALD-XML or eQALD (GERBIL QA accepts the same three), or a BioASQ
+task-b response for BioASQ datasets. Every id must be a gold question's id, and none may repeat;
+both are checked before anything runs. Pure apart from parsing bytes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+from evaluators.errors import AnswerFileError, AnswerFileMismatchError, DatasetFormatError
+from evaluators.formats import parse_bytes
+from evaluators.model import Dataset, Question, SourceFormat, question_order
+
+# Answer files may be written in these formats (GERBIL QA accepts the same three).
+ANSWER_FORMATS = (SourceFormat.QALD_JSON, SourceFormat.QALD_XML, SourceFormat.EQALD)
+
+
+class AnswerFileSystem:
+    """Answers read from a file, matched to gold questions by id (missing id: no answer)."""
+
+    def __init__(self, answers: Mapping[str, Question]) -> None:
+        self._answers = dict(answers)
+
+    def answer(self, question: Question, language: str) -> Question:
+        """Return the file's entry for ``question.id`` (an empty answer if there is none)."""
+        return self._answers.get(question.id) or Question(id=question.id)
+
+
+def parse_answer_file(data: bytes, *, source: str, bioasq: bool = False) -> Dataset:
+    """Parse an answers file, accepting only the answer formats.
+
+    Args:
+        data: the file content.
+        source: the file name (for messages).
+        bioasq: also accept a BioASQ task-b response (for BioASQ datasets).
+
+    Raises:
+        AnswerFileError: if it does not parse or is not QALD-JSON, QALD-XML or eQALD (or a
+            BioASQ response when ``bioasq`` is true).
+    """
+    try:
+        parsed = parse_bytes(data, source=source)
+    except DatasetFormatError as exc:
+        raise AnswerFileError(f"Answers file {source} cannot be read: {exc.detail}") from exc
+    formats = (*ANSWER_FORMATS, SourceFormat.BIOASQ) if bioasq else ANSWER_FORMATS
+    if parsed.format not in formats:
+        allowed = ", ".join(f.value for f in formats)
+        raise AnswerFileError(
+            f"Answers file {source} is {parsed.format.value}; expected one of: {allowed}"
+        )
+    return parsed
+
+
+def answer_file_system(data: bytes, *, source: str, gold: Dataset) -> AnswerFileSystem:
+    """Parse an answers file and check it against its dataset before anything runs.
+
+    Args:
+        data: the file content.
+        source: the file name (for messages).
+        gold: the dataset the answers were written for.
+
+    Returns:
+        A system that replays the file.
+
+    Raises:
+        AnswerFileError: if the file is not QALD-JSON, QALD-XML or eQALD, does not parse, or
+            holds ids that are not in ``gold`` or appear twice (``AnswerFileMismatchError``).
+    """
+    parsed = parse_answer_file(data, source=source, bioasq=gold.is_bioasq)
+    counts = Counter(q.id for q in parsed.questions)
+    known = {q.id for q in gold.questions}
+    unknown = tuple(sorted((i for i in counts if i not in known), key=question_order))
+    duplicated = tuple(sorted((i for i, n in counts.items() if n > 1), key=question_order))
+    if unknown or duplicated:
+        raise AnswerFileMismatchError(source, unknown, duplicated)
+    return AnswerFileSystem(parsed.by_id())
