@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from rag.answering.citations import AnswerSentence, CitedAnswer, check_citations
 from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact
-from rag.answering.prompts import SnippetLine, answer_messages, exact_messages, json_value
 from rag.answering.snippets import Snippet
 from rag.errors import GeneratorError
 from rag.models.generators import ChatMessage, Generator
+from rag.models.prompts import SnippetLine, answer_messages, exact_messages, json_value
 
 SHORT_WORDS = 200
 CITED_WORDS = 150

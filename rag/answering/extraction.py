@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from rag.answering.prompts import extraction_messages, json_value, rerank_messages
 from rag.answering.snippets import SECTIONS, Snippet, bm25_scores, document_url
 from rag.errors import GeneratorError
 from rag.models.generators import Generator
+from rag.models.prompts import extraction_messages, json_value, rerank_messages
 from rag.retrieval.retrievers import RankedDocument
 
 EXTRACT_TOKENS = 256

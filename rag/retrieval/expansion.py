@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag.answering.prompts import expansion_messages, marked_query
 from rag.errors import GeneratorError, QuerySyntaxError
 from rag.models.generators import Generator
+from rag.models.prompts import expansion_messages, marked_query
 from rag.retrieval.index import QUERY_FIELDS
 from rag.retrieval.query import check_query
 from rag.retrieval.retrievers import question_query

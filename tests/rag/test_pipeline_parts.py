@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from rag.answering.citations import AnswerSentence, check_citations
 from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact, question_type
 from rag.answering.extraction import locate, normalised
-from rag.answering.prompts import examples, expansion_messages, json_value, marked_query
 from rag.answering.snippets import Snippet
+from rag.models.prompts import examples, expansion_messages, json_value, marked_query
 from rag.retrieval.index import QUERY_FIELDS
 from rag.retrieval.query import check_query
 
