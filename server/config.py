@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from evaluators.experiments.handles import RunLimits
+from evaluators.experiments.run_systems import RunLimits
 from evaluators.qa.profiles import PROFILES
 from rag.models.generators import GENERATOR_NAMES
 

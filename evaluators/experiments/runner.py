@@ -20,7 +20,6 @@ from pyoxigraph import Literal, Quad
 
 from evaluators.errors import EvaluationError
 from evaluators.experiments import model, rdf
-from evaluators.experiments.handles import RunLimits, SystemHandles
 from evaluators.experiments.plan import (
     ExperimentRequest,
     SystemRequest,
@@ -36,6 +35,7 @@ from evaluators.experiments.read import (
     task_summaries,
 )
 from evaluators.experiments.recovery import recover_interrupted
+from evaluators.experiments.run_systems import RunLimits, SystemHandles
 from evaluators.experiments.worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
 from evaluators.knowledge.bases import KnowledgeBase, open_kb
 from evaluators.qa.markings import Markings

@@ -19,9 +19,9 @@ from pyoxigraph import Quad
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
 from evaluators.experiments import model, rdf
-from evaluators.experiments.handles import RunLimits, SystemHandles
 from evaluators.experiments.rdf import result_quads
 from evaluators.experiments.recovery import process_token, task_state_quads
+from evaluators.experiments.run_systems import RunLimits, SystemHandles
 from evaluators.experiments.task import TaskOutcome, TaskSettings, run_task
 from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.qa.markings import Markings
