@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from evaluators.datasets import rdf as dataset_rdf
 from evaluators.datasets.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
+from evaluators.datasets.rdf import VersionMeta, questions_from_quads, version_quads
 from evaluators.errors import UnknownDatasetError
 from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes, parse_file
 from evaluators.model import Dataset, SourceFormat
@@ -186,7 +186,7 @@ def store_dataset(
         if info.sha256 == digest:
             return LoadOutcome(info, created=False)
     number = max((v.version for v in existing), default=0) + 1
-    meta = dataset_rdf.VersionMeta(
+    meta = VersionMeta(
         name=name,
         version=number,
         title=title or (existing[-1].title if existing else name),
@@ -201,7 +201,7 @@ def store_dataset(
         derived_from=derived_from,
         refreshed_with=refreshed_with,
     )
-    store.add(dataset_rdf.version_quads(base, dataset, meta))
+    store.add(version_quads(base, dataset, meta))
     warnings = tuple(
         (f"question {w.question_id}: " if w.question_id else "") + w.message
         for w in dataset.warnings
@@ -270,7 +270,7 @@ def resolve_version(store: RdfStore, base: str, ref: str) -> VersionInfo:
 def read_dataset(store: RdfStore, info: VersionInfo) -> Dataset:
     """Read the questions of a stored version back into a ``Dataset``."""
     quads = store.quads(graph=NamedNode(info.graph))
-    questions = dataset_rdf.questions_from_quads(quads)
+    questions = questions_from_quads(quads)
     return Dataset(format=SourceFormat(info.format), questions=questions)
 
 

@@ -1,7 +1,8 @@
 """Experiments as values: task states and GERBIL's state codes, what an experiment records
 at submission (systems, tasks, knowledge base, qabench release) and a task's changing state.
 
-Pure data; ``experiment_rdf`` turns these into quads and ``experiment_read`` reads them back.
+Pure data; ``evaluators.experiments.rdf`` turns these into quads and ``evaluators.experiments.read``
+reads them back.
 """
 
 from __future__ import annotations

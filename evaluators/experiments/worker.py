@@ -1,9 +1,10 @@
 """Carry out one task of an experiment and record it: the running state first, then the outcome
 (state, times, error count and Data Cube results) in one transaction.
 
-``StoreWriter`` serialises the writes of all tasks of a runner and calls ``on_write`` after
-each; ``TaskWorker`` reads the dataset, builds the system, asks and scores (``experiment_task``)
-and maps each stage's failure to GERBIL's state code (reference gerbil-qa.md §2.5).
+``StoreWriter`` serialises the writes of all tasks of a runner and calls ``on_write`` after each;
+``TaskWorker`` reads the dataset, builds the system, asks and scores
+(``evaluators.experiments.task``) and maps each stage's failure to GERBIL's state code (reference
+gerbil-qa.md §2.5).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from server.pages.tables import (
 )
 from server.services import Services, Visibility
 from server.sparql.page import query_link
-from server.web import auth as forms
+from server.web import auth
 from server.web.problems import Problem
 
 bp = Blueprint("experiment", __name__)
@@ -139,7 +139,7 @@ def _render(
         systems=read.systems,
         published=graph not in [p.graph for p in vis.private],
         can_publish=can_publish,
-        csrf_token=forms.csrf_token() if can_publish else "",
+        csrf_token=auth.csrf_token() if can_publish else "",
         alternates=alternate_links(),
         query_href=query_link(experiment_table_query(svc.base, experiment_id)),
         statements=describe(list(svc.store.quads(iri, None, None, graph)), iri, svc.base),

@@ -4,9 +4,9 @@ GET ``query=``, POST form and POST ``application/sparql-query``; ``default-graph
 ``named-graph-uri``. Before a query reaches a worker it is checked here: length limit, no
 ``SERVICE`` (400), updates refused (403; they belong on ``/update``), and its dataset (from the
 protocol or ``FROM``) intersected with the graphs the reader may see. Evaluation happens in
-``queryworkers`` with a hard time limit (503 + ``Retry-After``) and a row cap announced in the
-``X-Result-Truncated`` header. A bare GET answers the service description, or the query page
-for browsers. CORS is open on these read-only responses.
+``server.sparql.workers`` with a hard time limit (503 + ``Retry-After``) and a row cap announced in
+the ``X-Result-Truncated`` header. A bare GET answers the service description, or the query page for
+browsers. CORS is open on these read-only responses.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from flask import Blueprint, Response, request
 
 from server.services import Visibility, services
-from server.sparql import analysis as querytext
-from server.sparql import page as sparqlpage
+from server.sparql import analysis, page
 from server.sparql.jobs import QueryJob, QueryOutcome
 from server.sparql.workers import PoolBusyError, PoolError, QueryTimeoutError
 from server.web.auth import request_tokens
@@ -117,7 +116,7 @@ def _read_only() -> Problem:
     )
 
 
-def _check(query: str, base_iri: str) -> querytext.QueryFacts:
+def _check(query: str, base_iri: str) -> analysis.QueryFacts:
     limit = services().config.server.max_query_length
     if len(query) > limit:
         raise Problem(
@@ -125,7 +124,7 @@ def _check(query: str, base_iri: str) -> querytext.QueryFacts:
             f"The query is {len(query)} characters long; this endpoint accepts at most {limit}.",
             extensions={"limit": limit},
         )
-    facts = querytext.analyse(query, base_iri)
+    facts = analysis.analyse(query, base_iri)
     if facts.uses_service:
         raise Problem(
             400,
@@ -143,7 +142,7 @@ def _restrict(names: Sequence[str], visibility: Visibility) -> tuple[str, ...]:
 
 
 def _dataset(
-    facts: querytext.QueryFacts, default: list[str], named: list[str], vis: Visibility
+    facts: analysis.QueryFacts, default: list[str], named: list[str], vis: Visibility
 ) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None, bool]:
     if not default and not named:
         default, named = list(facts.dataset.default), list(facts.dataset.named)
@@ -206,7 +205,7 @@ def run_query(
     html: bool,
     results_media: str | None,
     rdf_media: str | None,
-    facts: querytext.QueryFacts | None = None,
+    facts: analysis.QueryFacts | None = None,
 ) -> QueryOutcome:
     """Check, restrict and evaluate one public query on the worker pool.
 
@@ -270,7 +269,7 @@ def endpoint() -> Response:
         return _preflight()
     query, default, named = _read_request()
     if query is None:
-        return _with_cors(sparqlpage.service_description_or_page())
+        return _with_cors(page.service_description_or_page())
     facts = _check(query, f"{services().base}/sparql")
     if facts.form in ("CONSTRUCT", "DESCRIBE"):
         results_media, html = None, False
@@ -288,7 +287,7 @@ def endpoint() -> Response:
         facts=facts,
     )
     if html and outcome.failure is None:
-        return _with_cors(sparqlpage.results_page(query, outcome))
+        return _with_cors(page.results_page(query, outcome))
     response = _respond(outcome, services().config.server.max_result_rows)
     response.headers.add("Vary", "Accept")
     return _with_cors(response)

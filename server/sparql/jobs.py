@@ -2,7 +2,8 @@
 
 The job carries everything decided in the main process (dataset restricted to visible graphs,
 negotiated media types, row cap); the outcome carries serialised bytes or a typed failure, so
-nothing but plain values crosses the process boundary. Runs inside ``queryworkers``' workers.
+nothing but plain values crosses the process boundary. Runs inside the worker processes of
+``server.sparql.workers``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from flask import Blueprint, Response, request
 from pyoxigraph import NamedNode
 
 from server.services import services
-from server.sparql import analysis as querytext
+from server.sparql import analysis
 from server.web.auth import admin_enabled, is_admin
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError, StoreError
@@ -77,16 +77,16 @@ def update() -> Response:
     text = _read_update()
     if len(text) > svc.config.server.max_upload_bytes:
         raise Problem(413, "The update is larger than server.max_upload_bytes.")
-    if querytext.uses_service(text):
+    if analysis.uses_service(text):
         raise Problem(400, "SERVICE is disabled on this server.")
     default, named = _graphs("using-graph-uri"), _graphs("using-named-graph-uri")
-    if (default or named) and querytext.has_dataset_keywords(text):
+    if (default or named) and analysis.has_dataset_keywords(text):
         raise Problem(
             400,
             "using-graph-uri/using-named-graph-uri cannot be combined with "
             "USING or WITH in the update (SPARQL 1.1 Protocol, section 2.2.3).",
         )
-    text = querytext.add_using(text, default, named)
+    text = analysis.add_using(text, default, named)
     try:
         svc.store.update(_with_base(text, f"{svc.base}/update"))
     except QuerySyntaxError as exc:

@@ -35,7 +35,7 @@ from evaluators.errors import (
 from evaluators.qa.profiles import PROFILE_TERMS
 from server.services import experiment_runner, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
-from server.web import auth as forms
+from server.web import auth
 from server.web.auth import COOKIE, MAX_COOKIE_TOKENS, request_tokens
 from server.web.problems import Problem, prefers_html, problem_from_error
 from store import graphs
@@ -78,8 +78,8 @@ def _form_page(template: str, status: int = 200, error: Problem | None = None) -
         default_profile=svc.config.evaluation.default_profile,
         service_rows=range(1, SERVICE_ROWS + 1),
         answer_rows=range(1, ANSWER_ROWS + 1),
-        csrf_token=forms.csrf_token(),
-        needs_token=not forms.is_submitter(),
+        csrf_token=auth.csrf_token(),
+        needs_token=not auth.is_submitter(),
         max_upload=svc.config.server.max_upload_bytes,
         error=error,
         values=request.form if request.method == "POST" else {},
@@ -127,8 +127,8 @@ def start_experiment() -> Response:
     template = "upload.html" if request.form.get("origin") == "upload" else "new_experiment.html"
     svc = services()
     try:
-        forms.check_csrf()
-        forms.require_submitter()
+        auth.check_csrf()
+        auth.require_submitter()
         parsed = read_experiment_form(
             request.form,
             request.files,
@@ -163,8 +163,8 @@ def upload_dataset() -> Response:
     """Store an uploaded benchmark file as a dataset version; 201 with what was loaded."""
     svc = services()
     try:
-        forms.check_csrf()
-        forms.require_submitter()
+        auth.check_csrf()
+        auth.require_submitter()
         upload_file = request.files.get("dataset_file")
         if upload_file is None or not upload_file.filename:
             raise FormError("Choose a dataset file to upload.")
@@ -216,14 +216,14 @@ def publish(experiment_id: str) -> Response:
             whose token the request does not present.
     """
     svc = services()
-    forms.check_csrf()
+    auth.check_csrf()
     graph = graphs.experiment_graph(svc.base, experiment_id)
     tokens = request_tokens()
     if request.form.get("token"):
         tokens.append(request.form["token"])
     # A private experiment is visible only to holders of its token; publishing a public one
     # changes nothing.
-    if not svc.visibility(tokens).can_see(graph) and not forms.is_admin():
+    if not svc.visibility(tokens).can_see(graph) and not auth.is_admin():
         raise Problem(404, f"There is no experiment {experiment_id[:40]!r} (or it is private).")
     try:
         experiment_runner().publish(experiment_id)

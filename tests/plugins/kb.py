@@ -20,7 +20,7 @@ import httpx
 import pytest
 from pyoxigraph import RdfFormat, parse, serialize
 
-from tests import TEST_DATA
+from tests import EXAMPLES, TEST_DATA
 
 TEST_KB = TEST_DATA / "kb" / "sameas.ttl"
 LABEL_FILES = (
@@ -101,4 +101,11 @@ def oxigraph_endpoint(
 ) -> Iterator[str]:
     """Yield the SPARQL query URL of a real ``oxigraph serve`` holding ``kb_files``."""
     with serving_oxigraph(kb_files, tmp_path_factory.mktemp("oxigraph")) as url:
+        yield url
+
+
+@pytest.fixture
+def example_endpoint(tmp_path: Path) -> Iterator[str]:
+    """Yield the query URL of a real `oxigraph serve` holding the example knowledge base."""
+    with serving_oxigraph([EXAMPLES / "example-kb.ttl"], tmp_path / "oxigraph") as url:
         yield url

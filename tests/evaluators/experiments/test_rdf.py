@@ -1,4 +1,4 @@
-"""Experiment records as RDF: the pure quads of ``experiment_rdf`` and reading them back."""
+"""Experiment records as RDF: the pure quads of ``evaluators.experiments.rdf`` and reading them back."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Experiments: submission checks, ids, publication, credentials, built-in systems and
 background runs, on real QALD data in a temporary store (the three-system acceptance run is in
-``test_evaluators_experiment_acceptance.py``)."""
+``tests/evaluators/experiments/test_acceptance.py``)."""
 
 from __future__ import annotations
 

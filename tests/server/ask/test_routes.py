@@ -16,7 +16,7 @@ from evaluators.formats import parse_bytes, parse_system_response
 from evaluators.model import SourceFormat
 from server.app import create_app
 from store import graphs
-from tests.plugins.ask import BASE, rag_server_config
+from tests.plugins.rag import BASE, rag_server_config
 from vocab.project import QAB
 from vocab.standard import RDF
 
