@@ -8,6 +8,7 @@ version (catalog metadata and questions) in a single transaction.
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,14 +17,19 @@ from pyoxigraph import NamedNode
 
 from evaluators.datasets.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
 from evaluators.datasets.rdf import VersionMeta, questions_from_quads, version_quads
-from evaluators.errors import UnknownDatasetError
+from evaluators.errors import DatasetFormatError, UnknownDatasetError
 from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes, parse_file
 from evaluators.model import Dataset, SourceFormat
 from store import graphs, queries
 from store.errors import QuerySyntaxError
-from store.protocol import RdfStore
+from store.protocol import RdfStore, Term
 from store.triplestore import TripleStore
 from vocab import iris
+
+log = logging.getLogger(__name__)
+
+# Question ids quoted in a refusal at most (the rest are counted).
+MAX_QUOTED_IDS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +185,7 @@ def store_dataset(
     ``derived_from`` (a version IRI) and ``refreshed_with`` (an endpoint) record provenance for
     versions computed from another version rather than loaded from a file.
     """
+    refuse_unusable(dataset, source)
     name = iris.slug(name)
     digest = hashlib.sha256(data).hexdigest()
     existing = list_versions(store, base, name)
@@ -209,31 +216,68 @@ def store_dataset(
     return LoadOutcome(version_info(store, base, name, number), created=True, warnings=warnings)
 
 
+def refuse_unusable(dataset: Dataset, source: str) -> None:
+    """Refuse a parsed dataset that no experiment could use, before anything is stored.
+
+    A dataset needs at least one question, and every question needs a non-empty text in at
+    least one language (systems are asked that text).
+
+    Raises:
+        DatasetFormatError: naming the problem (and the first question ids concerned).
+    """
+    if not dataset.questions:
+        raise DatasetFormatError(
+            "the file holds no questions; a dataset needs at least one", source=source
+        )
+    textless = [q.id for q in dataset.questions if not any(t.text.strip() for t in q.texts)]
+    if textless:
+        quoted = ", ".join(repr(i[:40]) for i in textless[:MAX_QUOTED_IDS])
+        more = (
+            f" and {len(textless) - MAX_QUOTED_IDS} more" if len(textless) > MAX_QUOTED_IDS else ""
+        )
+        raise DatasetFormatError(
+            f"{len(textless)} of {len(dataset.questions)} questions have no question text in "
+            f"any language ({quoted}{more}); every question needs one",
+            source=source,
+        )
+
+
+def _version_row(row: dict[str, Term]) -> VersionInfo:
+    languages = row.get("languages")
+    return VersionInfo(
+        name=row["name"].value,
+        version=int(row["number"].value),
+        iri=row["version"].value,
+        title=row["title"].value,
+        questions=int(row["count"].value),
+        sha256=row["sha256"].value,
+        byte_size=int(row["size"].value),
+        format=SourceFormat(row["format"].value).value,
+        source=(row.get("source") or row.get("path") or row["name"]).value,
+        languages=tuple(sorted(languages.value.split())) if languages is not None else (),
+        knowledge_base=row["kb"].value if "kb" in row else None,
+        loaded_at=row["loaded"].value,
+        graph=row["graph"].value,
+        catalog_name=row["catalog"].value if "catalog" in row else None,
+    )
+
+
 def list_versions(store: RdfStore, base: str, name: str | None = None) -> list[VersionInfo]:
-    """Return stored dataset versions (all, or those of ``name``), ordered by name and number."""
+    """Return stored dataset versions (all, or those of ``name``), ordered by name and number.
+
+    A stored record that cannot be read (a missing or malformed value) is skipped with a
+    warning in the log, so that one bad version never breaks listings, forms or submissions.
+    """
     rows = store.select(queries.load("dataset_versions"))
     result = []
     for row in rows:
         if name is not None and row["name"].value != name:
             continue
-        result.append(
-            VersionInfo(
-                name=row["name"].value,
-                version=int(row["number"].value),
-                iri=row["version"].value,
-                title=row["title"].value,
-                questions=int(row["count"].value),
-                sha256=row["sha256"].value,
-                byte_size=int(row["size"].value),
-                format=row["format"].value,
-                source=(row.get("source") or row.get("path") or row["name"]).value,
-                languages=tuple(sorted(row["languages"].value.split())),
-                knowledge_base=row["kb"].value if "kb" in row else None,
-                loaded_at=row["loaded"].value,
-                graph=row["graph"].value,
-                catalog_name=row["catalog"].value if "catalog" in row else None,
-            )
-        )
+        try:
+            result.append(_version_row(row))
+        except (KeyError, ValueError) as exc:
+            where = row["version"].value if "version" in row else "?"
+            log.warning("skipping unreadable dataset version %s: %r", where, exc)
     return result
 
 

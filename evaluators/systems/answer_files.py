@@ -66,10 +66,16 @@ def answer_file_system(data: bytes, *, source: str, gold: Dataset) -> AnswerFile
         A system that replays the file.
 
     Raises:
-        AnswerFileError: if the file is not QALD-JSON, QALD-XML or eQALD, does not parse, or
-            holds ids that are not in ``gold`` or appear twice (``AnswerFileMismatchError``).
+        AnswerFileError: if the file is not QALD-JSON, QALD-XML or eQALD, does not parse,
+            holds no questions, or holds ids that are not in ``gold`` or appear twice
+            (``AnswerFileMismatchError``).
     """
     parsed = parse_answer_file(data, source=source, bioasq=gold.is_bioasq)
+    if not parsed.questions:
+        raise AnswerFileError(
+            f"Answers file {source} holds no questions, so there is nothing to evaluate; "
+            "it needs one entry per answered question id"
+        )
     counts = Counter(q.id for q in parsed.questions)
     known = {q.id for q in gold.questions}
     unknown = tuple(sorted((i for i in counts if i not in known), key=question_order))

@@ -144,3 +144,95 @@ def test_check_report_is_stored_and_replaced(store: TripleStore) -> None:
         v=NamedNode(info.iri),
     )
     assert len(rows) == 1
+
+
+# ------------------------------------------------------------ unusable files and bad records
+
+UNUSABLE = [
+    (b'{"questions": []}', "no questions"),
+    (
+        b'{"questions": [{"id": "1", "question": [{"language": "en", "string": "  "}],'
+        b' "answers": []}]}',
+        "no question text",
+    ),
+    (
+        b'{"questions": [{"id": "1", "question": [{"language": "en", "string": "Who?"}],'
+        b' "answers": []}, {"id": "2", "question": [], "answers": []}]}',
+        "1 of 2 questions have no question text",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "expected"), UNUSABLE)
+def test_an_unusable_dataset_is_refused_and_nothing_is_stored(
+    store: TripleStore, data: bytes, expected: str
+) -> None:
+    before = store.canonical()
+    with pytest.raises(DatasetFormatError) as caught:
+        library.load_dataset_bytes(store, BASE, data, source="bad.json", name="bad")
+    assert expected in str(caught.value) and "bad.json" in str(caught.value)
+    assert store.canonical() == before
+    assert library.list_versions(store, BASE) == []
+
+
+def test_unusable_case_count() -> None:
+    assert len(UNUSABLE) == 3
+
+
+def poison_store(store: TripleStore) -> None:
+    """Store what an older release stored for ``{"questions": []}`` and a malformed record."""
+    from pyoxigraph import Literal, Quad
+
+    from vocab.standard import XSD
+
+    library.load_dataset(store, BASE, EXAMPLES / "example-questions.json", name="good")
+    info = library.version_info(store, BASE, "good", 1)
+    quads = [q for q in store.quads(graph=None) if q.subject.value == info.iri]
+    for name, count, number in (("empty", "0", "1"), ("broken", "3", "one")):
+        iri = info.iri.replace("/good/v1", f"/{name}/v1")
+        for quad in quads:
+            obj = quad.object
+            predicate = quad.predicate.value
+            if predicate.endswith("/language"):
+                continue  # a version without questions has no languages
+            if predicate.endswith("#questionCount"):
+                obj = Literal(count, datatype=XSD.integer)
+            if predicate.endswith("#versionNumber"):
+                obj = Literal(number, datatype=XSD.integer)
+            store.add([Quad(NamedNode(iri), quad.predicate, obj, quad.graph_name)])
+        dataset = NamedNode(f"{BASE}/dataset/{name}")
+        store.add(
+            [
+                Quad(dataset, q.predicate, q.object, q.graph_name)
+                for q in store.quads(subject=NamedNode(f"{BASE}/dataset/good"))
+                if not q.predicate.value.endswith(("identifier", "version"))
+            ]
+            + [
+                Quad(
+                    dataset,
+                    NamedNode("http://purl.org/dc/terms/identifier"),
+                    Literal(name),
+                    library.graphs.catalog_graph(BASE),
+                ),
+                Quad(
+                    dataset,
+                    NamedNode("https://w3id.org/qabench/vocab#version"),
+                    NamedNode(iri),
+                    library.graphs.catalog_graph(BASE),
+                ),
+            ]
+        )
+
+
+def test_listing_skips_a_bad_stored_record_with_a_warning(
+    store: TripleStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    poison_store(store)
+    with caplog.at_level("WARNING", logger="evaluators.datasets.library"):
+        names = [v.name for v in library.list_versions(store, BASE)]
+    # The empty version (an older release stored it) is listed without languages; the one
+    # whose version number is not a number is skipped and named in the log.
+    assert names == ["empty", "good"]
+    assert library.version_info(store, BASE, "empty", 1).languages == ()
+    assert any("broken" in r.getMessage() for r in caplog.records)
+    assert library.resolve_version(store, BASE, "good").questions == 8

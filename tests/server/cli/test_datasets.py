@@ -71,6 +71,28 @@ def test_data_dirs_are_isolated(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert json.loads(out) == []
 
 
+def test_an_empty_dataset_is_refused_and_listing_survives_a_bad_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from server.config import load_config
+    from store.triplestore import TripleStore
+    from tests.evaluators.datasets.test_library import poison_store
+
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"questions": []}', "utf-8")
+    data = tmp_path / "data"
+    status, _, err = run(capsys, "--data-dir", str(data), "datasets", "load", str(empty))
+    assert status != 0 and "holds no questions" in err
+    store = TripleStore.open(load_config(data_dir=data).store_path)
+    try:
+        poison_store(store)
+    finally:
+        store.close()
+    status, out, _ = run(capsys, "--data-dir", str(data), "datasets", "list", "--json")
+    assert status == 0
+    assert [v["name"] for v in json.loads(out)] == ["empty", "good"]
+
+
 def test_errors_are_one_line_on_stderr_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"questions": [', "utf-8")

@@ -201,8 +201,9 @@ def test_answers_file_upload_runs_it_against_its_dataset(forms_app: Any) -> None
             "expected one of",
             None,
         ),
+        (b'{"questions": []}', "holds no questions", None),
     ],
-    ids=["malformed", "unknown-and-duplicate-ids", "wrong-format"],
+    ids=["malformed", "unknown-and-duplicate-ids", "wrong-format", "no-questions"],
 )
 def test_bad_answers_files_are_refused_before_anything_runs(
     forms_app: Any, content: bytes, expected: str, position: tuple[int, int] | None

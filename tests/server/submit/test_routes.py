@@ -63,8 +63,15 @@ def test_dataset_upload_stores_a_new_version_and_refreshes_readers(forms_app: An
             "DOCTYPE",
             None,
         ),
+        (b'{"questions": []}', "empty.json", "holds no questions", None),
+        (
+            b'{"questions": [{"id": "7", "question": [{"language": "en", "string": ""}]}]}',
+            "textless.json",
+            "no question text in any language ('7')",
+            None,
+        ),
     ],
-    ids=["malformed-json", "xml-entities"],
+    ids=["malformed-json", "xml-entities", "no-questions", "no-question-text"],
 )
 def test_bad_dataset_files_are_refused_with_their_position(
     forms_app: Any, content: bytes, name: str, expected: str, line: int | None
@@ -83,6 +90,24 @@ def test_bad_dataset_files_are_refused_with_their_position(
     if line is not None:
         assert problem["line"] == line and problem["column"] is not None
     assert len(library.list_versions(svc.store, PAGES_BASE)) == before
+
+
+def test_forms_and_submissions_survive_a_bad_stored_record(forms_app: Any) -> None:
+    from tests.evaluators.datasets.test_library import poison_store
+
+    svc = forms_app.extensions["services"]
+    poison_store(svc.store)
+    svc.notify_write()
+    client = forms_app.test_client()
+    for path in ("/experiments/new", "/upload", "/datasets"):
+        assert client.get(path, headers=HTML).status_code == 200, path
+    response = client.post(
+        "/experiments/new",
+        data=gold_form(csrf_token=csrf_of(client), submit_token=SUBMIT_TOKEN),
+        headers=JSON,
+    )
+    assert response.status_code == 201, response.get_data(as_text=True)
+    wait_for(forms_app, response.get_json()["id"])
 
 
 # ---------------------------------------------------------------- publishing
