@@ -36,7 +36,9 @@ from server.sparql.replica import Replica
 from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
 from server.web import auth
+from server.web.headers import install_headers
 from server.web.problems import register_error_handlers
+from store.permissions import private_directory
 from store.protocol import RdfStore
 from store.remote import RemoteStore
 from store.triplestore import TripleStore
@@ -90,7 +92,8 @@ def open_store(config: Config) -> RdfStore:
 
 def build_services(config: Config, store: RdfStore) -> Services:
     """Return the services of an app over ``store``."""
-    replica = Replica(store, config.base_iri, config.data_dir / "replica")
+    private_directory(config.data_dir)
+    replica = Replica(store, config.base_iri, private_directory(config.data_dir / "replica"))
     pool = QueryPool(config.server.query_workers, config.server.query_timeout_seconds)
     return Services(config, store, replica, pool)
 
@@ -161,6 +164,7 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     svc = build_services(config, store if store is not None else open_store(config))
     app.extensions["services"] = svc
     auth.install(app, auth.load_form_secrets(config))
+    install_headers(app, config.server.trusted_proxy)
     register_error_handlers(app)
     app.jinja_env.globals["base_iri"] = config.base_iri
     app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)

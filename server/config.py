@@ -43,6 +43,9 @@ class ServerConfig:
     # Load the example datasets and run the demo experiment when the store is empty.
     demo: bool = True
     max_upload_bytes: int = 50_000_000
+    # Address of the reverse proxy whose X-Forwarded-For/-Proto are believed ("*": any; empty:
+    # none). The client address (rate limits) and TLS (Secure cookies) come from there.
+    trusted_proxy: str = ""
     # Public SPARQL endpoint limits.
     query_timeout_seconds: float = 5.0
     max_result_rows: int = 10_000

@@ -33,6 +33,7 @@ from pyoxigraph import (
 
 from store.errors import QuerySyntaxError, RdfSyntaxError, StoreError, StoreLockedError
 from store.formats import write_quads
+from store.permissions import private_directory
 
 Term = NamedNode | BlankNode | Literal
 GraphName = NamedNode | DefaultGraph
@@ -75,7 +76,8 @@ class TripleStore:
             StoreError: if the directory cannot be created or read.
         """
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            # The store holds private experiments and token hashes: owner-only.
+            private_directory(path)
             return cls(Store(str(path)), path)
         except OSError as exc:
             if "lock" in str(exc).lower():

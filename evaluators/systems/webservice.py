@@ -13,6 +13,7 @@ where they cannot repeat work the system already did: a refused connection, and 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -161,6 +162,14 @@ class WebServiceSystem:
         try:
             reply = parse_system_response(body, source=self.public_url)
         except DatasetFormatError as exc:
+            if not _is_protocol_answer(body):
+                # Error messages are public once the experiment is: quote nothing of a body
+                # that is not an answer to the question (it may come from any internal URL).
+                raise SystemCallError(
+                    "invalid-response",
+                    f"unusable answer: {len(body)} bytes that are not a QALD JSON object "
+                    "with a 'questions' list (the content is not shown)",
+                ) from exc
             raise SystemCallError("invalid-response", f"unusable answer: {exc.detail}") from exc
         return _with_id(reply, question_id)
 
@@ -169,6 +178,19 @@ class WebServiceSystem:
 
     def _timeout_message(self) -> str:
         return f"no complete answer within {self.policy.timeout_seconds:g} s"
+
+
+def _is_protocol_answer(body: bytes) -> bool:
+    """Return whether ``body`` is a JSON object with a ``questions`` list (a QALD-shaped answer).
+
+    >>> _is_protocol_answer(b'{"questions": []}'), _is_protocol_answer(b"ami-id")
+    (True, False)
+    """
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and isinstance(document.get("questions"), list)
 
 
 def _with_id(reply: Question, question_id: str) -> Question:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from rag.errors import QuerySyntaxError, QuestionError, RagError
 from rag.models.generators import GENERATOR_NAMES
@@ -230,7 +230,7 @@ def api_qa() -> Response:
     """Answer one question over the GERBIL QA protocol (QALD-JSON) or as BioASQ JSON."""
     form = request.form
     question = form.get("query", "")
-    language = (form.get("lang") or "en").strip() or "en"
+    language = _language_tag((form.get("lang") or "en").strip() or "en")
     kind = form.get("type") or None
     question_id = (form.get("id") or "1").strip() or "1"
     wants_bioasq = (
@@ -252,6 +252,21 @@ def api_qa() -> Response:
     response.headers["Link"] = f'<{iri.value}>; rel="describedby"'
     response.headers["Vary"] = "Accept"
     return response
+
+
+def _language_tag(value: str) -> str:
+    """Return ``value`` if it is a BCP 47 language tag (checked before anything runs).
+
+    Raises:
+        Problem: 400 naming the value.
+    """
+    try:
+        Literal("", language=value)
+    except ValueError as exc:
+        raise Problem(
+            400, f"'lang' must be a language tag such as en or pt-BR; got {value[:40]!r} ({exc})."
+        ) from exc
+    return value
 
 
 def run_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:

@@ -51,11 +51,23 @@ def serve(config: Config, host: str, port: int) -> int:
             threads=config.server.threads,
             ident="qabench",
             clear_untrusted_proxy_headers=True,
+            **_proxy_settings(config.server.trusted_proxy),
         )
     finally:
         services.close()
         remove_server_file(config.data_dir)
     return 0
+
+
+def _proxy_settings(trusted_proxy: str) -> dict[str, object]:
+    # waitress drops X-Forwarded-* from anyone but the trusted proxy; from it, one hop.
+    if not trusted_proxy:
+        return {}
+    return {
+        "trusted_proxy": trusted_proxy,
+        "trusted_proxy_count": 1,
+        "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto"},
+    }
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

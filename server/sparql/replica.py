@@ -11,6 +11,7 @@ newer generations exist, so a worker still loading the previous one never loses 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 from pyoxigraph import NamedNode, Quad, RdfFormat, serialize
 
 from store import graphs
+from store.permissions import PRIVATE_FILE, private_directory, private_file
 from store.protocol import RdfStore
 from store.visibility import private_experiments
 
@@ -47,8 +49,11 @@ def _write(store: RdfStore, selected: Iterable[NamedNode], path: Path) -> int:
                 yield quad
 
     partial = path.with_suffix(".part")
-    with partial.open("wb") as fh:
+    # Owner-only from the start: the private file holds unpublished experiments.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    with os.fdopen(os.open(partial, flags, PRIVATE_FILE), "wb") as fh:
         serialize(_quads(), fh, RdfFormat.N_QUADS)
+    private_file(partial)
     partial.replace(path)
     return count
 
@@ -65,7 +70,7 @@ def write_snapshot(store: RdfStore, base: str, directory: Path, generation: int)
     Returns:
         The snapshot with its file paths and quad counts.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    private_directory(directory)
     private = private_experiments(store, base)
     private_ids = {p.experiment_id for p in private}
     public = graphs.public_graphs(base, store.graphs(), private_ids)

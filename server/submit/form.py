@@ -10,6 +10,7 @@ runner at submission (``plan_experiment``), before anything is stored.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shutil
@@ -21,6 +22,7 @@ from werkzeug.utils import secure_filename
 
 from evaluators.experiments.plan import ExperimentRequest, SystemRequest
 from evaluators.systems.protocol import SystemKind
+from store.permissions import PRIVATE_FILE, private_directory, private_file
 
 SERVICE_ROWS = 3
 ANSWER_ROWS = 3
@@ -87,10 +89,12 @@ def _services(form: Form) -> list[SystemRequest]:
 
 def _save(upload: FileStorage, folder: Path) -> Path:
     filename = secure_filename(upload.filename or "") or "answers.json"
-    folder.mkdir(parents=True, exist_ok=True)
+    private_directory(folder)
     path = folder / filename
-    upload.save(path)
-    return path
+    # Created owner-only before anything is written (answers of private experiments).
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE), "wb") as fh:
+        upload.save(fh)
+    return private_file(path)
 
 
 def _answers(form: Form, files: Files, root: Path) -> tuple[list[SystemRequest], Path | None]:

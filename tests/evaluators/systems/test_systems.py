@@ -398,3 +398,25 @@ def test_gate_spaces_threaded_callers() -> None:
     # four gaps of at least the interval (minus scheduling noise) add up to at least 4 intervals
     assert len(starts) == 5
     assert starts[-1] - starts[0] >= 4 * 0.03 - 0.005
+
+
+@pytest.mark.parametrize(
+    ("body", "quoted"),
+    [
+        (b"ami-id\nhostname\nAKIA-SECRET", False),
+        (b'{"token": "AKIA-SECRET"}', False),
+        (b'[1, "AKIA-SECRET"]', False),
+        (b"<html>AKIA-SECRET</html>", False),
+        (b'{"questions": [{"id": "1", "answers": "AKIA-SECRET"}]}', True),
+    ],
+)
+def test_only_a_qald_shaped_body_is_quoted_in_the_error(
+    qa_stubs, body: bytes, quoted: bool
+) -> None:  # type: ignore[no-untyped-def]
+    # Error messages end up on public task pages: a body that is not an answer to the
+    # question (e.g. what an internal URL serves) must not be echoed there.
+    stub = qa_stubs(lambda text, lang: Reply(body=body))
+    with pytest.raises(SystemCallError) as caught:
+        _system(stub.url).answer(_question("1", "q"), "en")
+    assert caught.value.kind == "invalid-response"
+    assert ("AKIA-SECRET" in str(caught.value)) is quoted

@@ -270,6 +270,17 @@ def test_api_qa_problems(rag_client: Any) -> None:
     assert get.status_code == 405 and "POST" in get.headers["Allow"]
 
 
+@pytest.mark.parametrize("lang", ["en us", "<script>", "x" * 20, "e"])
+def test_api_qa_refuses_a_malformed_language_before_running(
+    rag_client: Any, rag_app: Any, lang: str
+) -> None:
+    svc = rag_app.extensions["services"]
+    before = svc.generation
+    reply = rag_client.post("/api/qa", data={"query": ASPIRIN, "lang": lang})
+    assert reply.status_code == 400 and "language tag" in reply.get_json()["detail"]
+    assert svc.generation == before  # nothing ran, nothing was stored
+
+
 def test_endpoint_down_still_answers_and_says_so(
     tmp_path: Path, rag_index_dir: Path, refused_url: str
 ) -> None:
