@@ -35,7 +35,7 @@ from server.sparql import endpoint, update
 from server.sparql.replica import Replica
 from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
-from server.web import auth
+from server.web import auth, caching, cors
 from server.web.headers import install_headers
 from server.web.problems import register_error_handlers
 from store.permissions import private_directory
@@ -166,6 +166,8 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     auth.install(app, auth.load_form_secrets(config))
     install_headers(app, config.server.trusted_proxy)
     register_error_handlers(app)
+    caching.install(app)
+    cors.install(app)
     app.jinja_env.globals["base_iri"] = config.base_iri
     app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)
     app.jinja_env.filters["slug"] = iris.slug

@@ -10,8 +10,10 @@ reload. Nothing here is module-level state. The app's experiment runner lives ne
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -96,6 +98,11 @@ class Services:
     # Called by close() before the workers and the store are released (running experiments
     # are stopped there). Not part of equality or hashing.
     closers: list[Callable[[], None]] = field(default_factory=list, compare=False, hash=False)
+    # When the store last changed as far as this process knows (seconds since the epoch): the
+    # start, then every write. Readers send it as Last-Modified.
+    last_write: list[float] = field(
+        default_factory=lambda: [time.time()], compare=False, hash=False
+    )
 
     @property
     def base(self) -> str:
@@ -109,6 +116,7 @@ class Services:
 
     def notify_write(self) -> None:
         """Record that the store changed: new generation, empty caches, refreshed replica."""
+        self.last_write[0] = time.time()
         self.replica.bump()
         self.cache.clear()
         if self.pool.started:
@@ -118,9 +126,19 @@ class Services:
         """Return the replica snapshot of the current generation (written on demand)."""
         return self.replica.current()
 
+    @property
+    def modified(self) -> float:
+        """Return when the store last changed (seconds since the epoch; the start at first)."""
+        return self.last_write[0]
+
     def etag(self, *parts: str) -> str:
-        """Return a strong ETag for a document that only changes with the store."""
-        return f"{self.instance}-{self.generation}-" + "-".join(parts)
+        """Return an entity tag for a representation that only changes with the store.
+
+        ``parts`` name the representation (path, form, what the reader may see, query); they
+        are hashed, so the tag is short and names nothing private.
+        """
+        digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
+        return f"{self.instance}-{self.generation}-{digest}"
 
     def visibility(self, tokens: Iterable[str] = ()) -> Visibility:
         """Return what a reader presenting ``tokens`` may see (cached per generation)."""

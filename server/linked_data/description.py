@@ -10,11 +10,12 @@ and cover only what anonymous readers can see: the public graphs of the current 
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad
 
 from server.linked_data.serialisation import serialize_document
 from server.services import Services, services
+from server.web import caching
 from server.web.negotiation import RDF_FORMATS, decorate, negotiate
 from store import graphs
 from vocab import iris
@@ -173,17 +174,22 @@ def void_description(svc: Services) -> list[Quad]:
 
 
 @bp.route("/.well-known/void")
-def void() -> Response:
+@bp.route("/.well-known/void.<ext>")
+def void(ext: str | None = None) -> Response:
     """The VoID and DCAT description of the public data."""
     svc = services()
-    rep, negotiated = negotiate(RDF_FORMATS)
-    body = svc.cache.get_or_make(
-        svc.generation,
-        f"void {rep.key}",
-        lambda: serialize_document(void_description(svc), rep, svc.base),
-    )
-    response = Response(body, mimetype=rep.media_type)
-    response.headers["Access-Control-Allow-Origin"] = "*"
-    response.set_etag(svc.etag("void", rep.key))
-    decorate(response, "/.well-known/void", (), rep, negotiated).make_conditional(request)
-    return response
+    choice = negotiate(RDF_FORMATS, ext)
+    rep = choice.rep
+    etag = svc.etag("void", rep.key, str(choice.as_graph))
+    fresh = caching.not_modified(etag, svc.modified)
+    if fresh:
+        response = Response(status=304)
+    else:
+        body = svc.cache.get_or_make(
+            svc.generation,
+            f"void {rep.key} {choice.as_graph}",
+            lambda: serialize_document(void_description(svc), rep, as_graph=choice.as_graph),
+        )
+        response = Response(body, mimetype=rep.media_type)
+    caching.finish(response, etag, last_modified=svc.modified, not_modified_now=fresh)
+    return decorate(response, "/.well-known/void", RDF_FORMATS, choice)

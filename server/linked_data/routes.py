@@ -8,7 +8,7 @@ every kind), the HTML form is the ``html`` page the blueprint names (``generic_p
 the document's triples, by default). Experiments, tasks, systems and datasets have their pages in
 ``server.pages``, stored RAG runs in ``server.ask.routes``; knowledge bases, cube structures,
 experiment types, profiles and graphs use the generic page and are routed here. Responses carry
-ETags from the store generation and answer conditional GETs.
+entity tags from the store generation and answer conditional GETs (``server.web.caching``).
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ from server.linked_data.documents import document
 from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
+from server.web import caching
 from server.web.auth import remember_tokens, request_tokens
 from server.web.negotiation import (
     DOCUMENT_FORMATS,
     HTML,
     JSONLD,
+    Choice,
     decorate,
     negotiate,
     split_extension,
@@ -77,10 +79,12 @@ def render_resource(
             is acceptable.
     """
     svc = services()
-    rep, negotiated = negotiate(DOCUMENT_FORMATS, extension)
+    choice = negotiate(DOCUMENT_FORMATS, extension)
+    rep = choice.rep
     vis = svc.visibility(request_tokens())
-    etag = svc.etag(stem, rep.key, vis.key)
-    if request.if_none_match.contains(etag):
+    etag = document_etag(svc, stem, choice, vis)
+    fresh = caching.not_modified(etag, svc.modified)
+    if fresh:
         response = Response(status=304)
     elif rep == HTML:
         response = Response(html(svc, iri, vis), mimetype="text/html")
@@ -92,15 +96,27 @@ def render_resource(
             body = svc.cache.get_or_make(
                 svc.generation,
                 f"jsonld {iri.value} {vis.key}",
-                lambda: serialize_document(quads, rep, svc.base),
+                lambda: serialize_document(quads, rep),
             )
-            response = Response(body, mimetype=rep.media_type)
         else:
-            response = Response(serialize_document(quads, rep, svc.base), mimetype=rep.media_type)
-    response.set_etag(etag)
+            body = serialize_document(quads, rep, as_graph=choice.as_graph)
+        response = Response(body, mimetype=rep.media_type)
+    caching.finish(
+        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+    )
     response.headers["Cache-Control"] = "private, no-cache" if vis.unlocked else "no-cache"
     remember_tokens(response, bool(vis.unlocked))
-    return decorate(response, stem, DOCUMENT_FORMATS, rep, negotiated)
+    return decorate(response, stem, DOCUMENT_FORMATS, choice)
+
+
+def document_etag(svc: Services, stem: str, choice: Choice, vis: Visibility) -> str:
+    """Return the entity tag of a resource's form for one reader at the current generation.
+
+    HTML pages take their query string into account (``?page=``, filters).
+    """
+    query = request.query_string.decode("latin-1") if choice.rep == HTML else ""
+    shape = "graph" if choice.as_graph else "quads"
+    return svc.etag(stem, choice.rep.key, shape, vis.key, query)
 
 
 def serve_resource(kind: str, rest: str, html: HtmlPage = generic_page) -> Response:
@@ -138,12 +154,14 @@ def graph(rest: str) -> Response:
     parts = [iris.segment(p) for p in stem_rest.split("/") if p]
     iri = iris.page_iri(svc.base, "graph", *parts)
     stem = "/" + "/".join(["graph", *parts])
-    rep, negotiated = negotiate(DOCUMENT_FORMATS, extension)
+    choice = negotiate(DOCUMENT_FORMATS, extension)
+    rep = choice.rep
     vis = svc.visibility(request_tokens())
     if not vis.can_see(iri):
         raise Problem(404, f"There is no graph {iri.value} (or it is not published).")
-    etag = svc.etag(stem, rep.key, vis.key)
-    if request.if_none_match.contains(etag):
+    etag = document_etag(svc, stem, choice, vis)
+    fresh = caching.not_modified(etag, svc.modified)
+    if fresh:
         response = Response(status=304)
     else:
         quads = list(svc.store.quads(graph=iri))
@@ -159,9 +177,13 @@ def graph(rest: str) -> Response:
             )
             response = Response(body, mimetype="text/html")
         else:
-            response = Response(serialize_document(quads, rep, svc.base), mimetype=rep.media_type)
-    response.set_etag(etag)
-    return decorate(response, stem, DOCUMENT_FORMATS, rep, negotiated)
+            # A graph's document is its quads unless Accept chose the form.
+            data = serialize_document(quads, rep, as_graph=choice.as_graph)
+            response = Response(data, mimetype=rep.media_type)
+    caching.finish(
+        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+    )
+    return decorate(response, stem, DOCUMENT_FORMATS, choice)
 
 
 @bp.route("/cube/<path:rest>")

@@ -1,8 +1,11 @@
-"""Serialise RDF documents in a negotiated form, JSON-LD compacted against our published context.
+"""Serialise RDF documents in a negotiated form, JSON-LD compacted with an embedded context.
 
-pyoxigraph writes expanded JSON-LD; pyld compacts it with the context served at
-``/context.jsonld`` (prefixes of the vocabularies we use), and the compacted document refers to
-that URL. Compaction costs milliseconds, so callers cache documents per store generation.
+pyoxigraph writes expanded JSON-LD; pyld compacts it with the prefixes of the vocabularies the
+document uses (the whole table is published at ``/context.jsonld``), and the compacted document
+carries that context inline, so a JSON-LD processor reads it offline and wherever the server
+answers. Compaction costs milliseconds, so callers cache documents per store generation. A
+document is a graph: N-Quads and TriG chosen by ``Accept`` hold its triples in the default
+graph; asked for by name (``.nq``, ``?format=nq``) they keep each triple's graph.
 """
 
 from __future__ import annotations
@@ -12,18 +15,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pyld import jsonld
-from pyoxigraph import Literal, NamedNode, Quad, Triple, serialize
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, Triple, serialize
 
-from server.web.negotiation import JSONLD, NQUADS, Representation
+from server.web.negotiation import JSONLD, QUAD_FORMATS, Representation
 from vocab.prefixes import PUBLISHED
 from vocab.standard import (
     RDF,
 )
-
-
-def context_url(base: str) -> str:
-    """Return the URL of the published JSON-LD context."""
-    return f"{base}/context.jsonld"
 
 
 def context_document() -> dict[str, dict[str, str]]:
@@ -65,31 +63,36 @@ def _used_context(triples: Sequence[Triple]) -> dict[str, dict[str, str]]:
     return {"@context": {p: n for p, n in PUBLISHED.items() if p in used}}
 
 
-def compact_jsonld(triples: Sequence[Triple], base: str) -> bytes:
-    """Return ``triples`` as compacted JSON-LD referring to the published context."""
-    compacted: dict[str, Any] = jsonld.compact(
-        _expanded(triples), _used_context(triples), {"skipExpansion": True}
-    )
-    compacted["@context"] = context_url(base)
+def compact_jsonld(triples: Sequence[Triple]) -> bytes:
+    """Return ``triples`` as compacted JSON-LD with its context embedded."""
+    context = _used_context(triples)
+    compacted: dict[str, Any] = jsonld.compact(_expanded(triples), context, {"skipExpansion": True})
+    compacted["@context"] = context["@context"]
     return json.dumps(compacted, ensure_ascii=False, indent=1).encode("utf-8")
 
 
-def serialize_document(quads: Sequence[Quad], rep: Representation, base: str) -> bytes:
+def serialize_document(
+    quads: Sequence[Quad], rep: Representation, *, as_graph: bool = True
+) -> bytes:
     """Serialise a document's quads in the RDF form ``rep``.
 
     Args:
-        quads: the document (graph names are kept only for N-Quads).
+        quads: the document.
         rep: the chosen RDF representation (not HTML).
-        base: the base IRI (for the JSON-LD context URL).
+        as_graph: write N-Quads and TriG as triples in the default graph (what ``Accept``
+            gets); ``False`` keeps each quad's graph (the ``.nq``/``.trig`` document URLs).
 
     Raises:
         ValueError: if ``rep`` is not an RDF form.
     """
     if rep.rdf_format is None:
         raise ValueError(f"{rep.label} is not an RDF serialisation")
-    if rep == NQUADS:
-        return serialize(quads, format=rep.rdf_format) or b""
+    if rep in QUAD_FORMATS and not as_graph:
+        return serialize(quads, format=rep.rdf_format, prefixes=PUBLISHED) or b""
     triples = _triples(quads)
     if rep == JSONLD:
-        return compact_jsonld(triples, base)
+        return compact_jsonld(triples)
+    if rep in QUAD_FORMATS:
+        in_default = [Quad(t.subject, t.predicate, t.object, DefaultGraph()) for t in triples]
+        return serialize(in_default, format=rep.rdf_format, prefixes=PUBLISHED) or b""
     return serialize(triples, format=rep.rdf_format, prefixes=PUBLISHED) or b""

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from flask import Blueprint, Response, render_template, request
+from flask import Blueprint, Response, render_template
 from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, parse
 
 from server.linked_data.serialisation import context_document, serialize_document
 from server.linked_data.terms import describe
 from server.services import services
+from server.web import caching
 from server.web.negotiation import HTML, PAGE_FORMATS, decorate, negotiate, split_extension
 from server.web.problems import Problem
 from vocab.project import QAB
@@ -40,9 +41,11 @@ def vocabulary_quads() -> list[Quad]:
 
 def _respond(quads: list[Quad], stem: str, extension: str | None, focus: NamedNode) -> Response:
     svc = services()
-    rep, negotiated = negotiate(PAGE_FORMATS, extension)
-    etag = svc.etag(stem, rep.key)
-    if request.if_none_match.contains(etag):
+    choice = negotiate(PAGE_FORMATS, extension)
+    rep = choice.rep
+    etag = svc.etag(stem, rep.key, str(choice.as_graph))
+    fresh = caching.not_modified(etag, svc.modified)
+    if fresh:
         response = Response(status=304)
     elif rep == HTML:
         subjects = describe(quads, focus, svc.base)
@@ -61,10 +64,13 @@ def _respond(quads: list[Quad], stem: str, extension: str | None, focus: NamedNo
         )
         response = Response(body, mimetype="text/html")
     else:
-        response = Response(serialize_document(quads, rep, svc.base), mimetype=rep.media_type)
-    response.set_etag(etag)
+        data = serialize_document(quads, rep, as_graph=choice.as_graph)
+        response = Response(data, mimetype=rep.media_type)
+    caching.finish(
+        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+    )
     response.headers["Cache-Control"] = "public, max-age=3600"
-    return decorate(response, stem, PAGE_FORMATS, rep, negotiated)
+    return decorate(response, stem, PAGE_FORMATS, choice)
 
 
 def _local(iri: str) -> str:
@@ -93,6 +99,5 @@ def term(name: str) -> Response:
 def context() -> Response:
     """The JSON-LD context of our documents."""
     response = Response(json.dumps(context_document(), indent=1), mimetype="application/ld+json")
-    response.headers["Access-Control-Allow-Origin"] = "*"
     response.headers["Cache-Control"] = "public, max-age=86400"
     return response

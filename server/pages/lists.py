@@ -13,12 +13,14 @@ from __future__ import annotations
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
+from server.linked_data.routes import document_etag
 from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import term_view
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
+from server.web import caching
 from server.web.auth import remember_tokens, request_tokens
-from server.web.negotiation import PAGE_FORMATS, decorate, negotiate, split_extension
+from server.web.negotiation import HTML, PAGE_FORMATS, decorate, negotiate, split_extension
 from store import graphs, queries
 from store.triplestore import QueryResult
 from vocab.standard import DCTERMS, RDFS
@@ -55,8 +57,14 @@ def _list_page(
 ) -> Response:
     svc = services()
     stem, extension = split_extension(request.path.rstrip("/"))
-    rep, negotiated = negotiate(PAGE_FORMATS, extension)
-    if rep.rdf_format is None:
+    choice = negotiate(PAGE_FORMATS, extension)
+    rep = choice.rep
+    vis = svc.visibility(request_tokens())
+    etag = document_etag(svc, stem, choice, vis)
+    fresh = caching.not_modified(etag, svc.modified)
+    if fresh:
+        response = Response(status=304)
+    elif rep.rdf_format is None:
         table = [
             {c: (term_view(r[c], svc.base) if r.get(c) is not None else None) for c in columns}
             for r in rows
@@ -75,9 +83,12 @@ def _list_page(
         page = NamedNode(svc.base + stem)
         quads = [Quad(page, RDFS.label, Literal(title, language="en"), DefaultGraph())]
         quads += [Quad(page, DCTERMS.hasPart, m, DefaultGraph()) for m in members]
-        response = Response(serialize_document(quads, rep, svc.base), mimetype=rep.media_type)
-    response.set_etag(svc.etag(stem, rep.key))
-    return decorate(response, stem, PAGE_FORMATS, rep, negotiated)
+        data = serialize_document(quads, rep, as_graph=choice.as_graph)
+        response = Response(data, mimetype=rep.media_type)
+    caching.finish(
+        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+    )
+    return decorate(response, stem, PAGE_FORMATS, choice)
 
 
 def _experiment_graphs(svc: Services, vis: Visibility) -> list[NamedNode]:

@@ -6,7 +6,9 @@ GET ``query=``, POST form and POST ``application/sparql-query``; ``default-graph
 protocol or ``FROM``) intersected with the graphs the reader may see. Evaluation happens in
 ``server.sparql.workers`` with a hard time limit (503 + ``Retry-After``) and a row cap announced in
 the ``X-Result-Truncated`` header. A bare GET answers the service description, or the query page for
-browsers. CORS is open on these read-only responses.
+browsers. Result forms are negotiated like every resource (``server.web.negotiation``); results
+carry an entity tag of the query, its dataset and form at the store generation. CORS is open on
+these read-only responses (``server.web.cors``).
 """
 
 from __future__ import annotations
@@ -20,40 +22,17 @@ from server.services import Visibility, services
 from server.sparql import analysis, page
 from server.sparql.jobs import QueryJob, QueryOutcome
 from server.sparql.workers import PoolBusyError, PoolError, QueryTimeoutError
+from server.web import caching, cors
 from server.web.auth import request_tokens
-from server.web.negotiation import JSONLD, NQUADS, NTRIPLES, RDFXML, TURTLE
+from server.web.negotiation import GRAPH_FORMATS, HTML, NTRIPLES, RESULT_FORMATS, negotiate
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError
 from vocab.project import QAB
 
 bp = Blueprint("sparql", __name__)
 
-RESULT_TYPES = (
-    "application/sparql-results+json",
-    "application/sparql-results+xml",
-    "text/csv",
-    "text/tab-separated-values",
-)
-GRAPH_TYPES = tuple(r.media_type for r in (TURTLE, NTRIPLES, RDFXML, JSONLD, NQUADS))
-_FORMAT_NAMES = {
-    "json": RESULT_TYPES[0],
-    "xml": RESULT_TYPES[1],
-    "csv": RESULT_TYPES[2],
-    "tsv": RESULT_TYPES[3],
-    "ttl": TURTLE.media_type,
-    "turtle": TURTLE.media_type,
-    "nt": NTRIPLES.media_type,
-    "rdf": RDFXML.media_type,
-    "jsonld": JSONLD.media_type,
-    "nq": NQUADS.media_type,
-    "html": "text/html",
-}
-_CORS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": (
-        "X-Result-Truncated, X-Result-Row-Limit, X-Result-Rows, Retry-After"
-    ),
-}
+RESULT_TYPES = tuple(r.media_type for r in RESULT_FORMATS if r != HTML)
+GRAPH_TYPES = tuple(r.media_type for r in GRAPH_FORMATS if r != HTML)
 _FORM = "application/x-www-form-urlencoded"
 
 
@@ -157,24 +136,6 @@ def _dataset(
     return None, None, False
 
 
-def _best(candidates: Sequence[str]) -> tuple[str | None, bool]:
-    """Return the best media type among ``candidates`` and whether HTML beats it."""
-    fmt = request.args.get("format") or request.form.get("format")
-    if fmt:
-        chosen = _FORMAT_NAMES.get(fmt.lower(), fmt.lower())
-        if chosen == "text/html":
-            return candidates[0], True
-        return (chosen if chosen in candidates else None), False
-    accept = request.accept_mimetypes
-    if not accept:
-        return candidates[0], False
-    best = accept.best_match(candidates)
-    if best is None and accept["application/json"]:
-        best = candidates[0] if candidates[0].endswith("json") else JSONLD.media_type
-    html = accept.quality("text/html") > (accept.quality(best) if best else 0)
-    return best, html and request.method in ("GET", "POST")
-
-
 def _respond(outcome: QueryOutcome, limit: int) -> Response:
     if outcome.failure == "syntax":
         raise QuerySyntaxError(outcome.message, outcome.line, outcome.column)
@@ -266,50 +227,46 @@ def run_query(
 def endpoint() -> Response:
     """Answer a SPARQL query, the service description, or the query page."""
     if request.method == "OPTIONS":
-        return _preflight()
+        return cors.preflight()
     query, default, named = _read_request()
     if query is None:
         return _with_cors(page.service_description_or_page())
-    facts = _check(query, f"{services().base}/sparql")
-    if facts.form in ("CONSTRUCT", "DESCRIBE"):
-        results_media, html = None, False
-        rdf_media, html = _best(GRAPH_TYPES)
-    else:
-        rdf_media = None
-        results_media, html = _best(RESULT_TYPES)
+    svc = services()
+    facts = _check(query, f"{svc.base}/sparql")
+    graph = facts.form in ("CONSTRUCT", "DESCRIBE")
+    choice = negotiate(GRAPH_FORMATS if graph else RESULT_FORMATS)
+    html = choice.rep == HTML
+    media = choice.rep.media_type
+    vis = svc.visibility(request_tokens())
+    etag = svc.etag("sparql", query, *default, "|", *named, choice.rep.key, vis.key)
+    if caching.not_modified(etag, svc.modified):
+        response = caching.finish(
+            Response(status=304),
+            etag,
+            weak=html,
+            last_modified=svc.modified,
+            not_modified_now=True,
+        )
+        response.vary.add("Accept")
+        return _with_cors(response)
     outcome = run_query(
         query,
         default,
         named,
         html=html,
-        results_media=results_media,
-        rdf_media=rdf_media,
+        results_media=None if graph else media,
+        rdf_media=media if graph else None,
         facts=facts,
     )
     if html and outcome.failure is None:
-        return _with_cors(page.results_page(query, outcome))
-    response = _respond(outcome, services().config.server.max_result_rows)
-    response.headers.add("Vary", "Accept")
+        response = page.results_page(query, outcome)
+    else:
+        response = _respond(outcome, svc.config.server.max_result_rows)
+        response.vary.add("Accept")
+    caching.finish(response, etag, weak=html, last_modified=svc.modified)
     return _with_cors(response)
 
 
 def _with_cors(response: Response) -> Response:
-    response.headers.update(_CORS)
-    return response
-
-
-def _preflight() -> Response:
-    response = Response(status=204)
-    response.headers.update(_CORS)
-    response.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
-    response.headers["Access-Control-Allow-Headers"] = "Accept, Content-Type"
-    response.headers["Access-Control-Max-Age"] = "86400"
-    return response
-
-
-@bp.after_request
-def _cors_on_errors(response: Response) -> Response:
-    # Problems raised by the endpoint are read-only responses too; scripts should see them.
-    if request.path == "/sparql" and "Access-Control-Allow-Origin" not in response.headers:
-        response.headers.update(_CORS)
-    return response
+    # Query responses are reads whatever the method (server.web.cors also covers errors).
+    return cors.grant(response)

@@ -69,7 +69,8 @@ def service_description_or_page() -> Response:
     """Answer a GET without a query: the query page for browsers, else the description."""
     svc = services()
     offered = (*RDF_FORMATS[:1], HTML, *RDF_FORMATS[1:])
-    rep, _negotiated = negotiate(offered)
+    choice = negotiate(offered)
+    rep = choice.rep
     if rep == HTML:
         body = render_template(
             "sparql.html",
@@ -81,8 +82,8 @@ def service_description_or_page() -> Response:
         response = Response(body, mimetype="text/html")
     else:
         quads = service_description(svc, request.base_url)
-        response = Response(serialize_document(quads, rep, svc.base), mimetype=rep.media_type)
-    return decorate(response, "/sparql", (), rep, False)
+        response = Response(serialize_document(quads, rep), mimetype=rep.media_type)
+    return decorate(response, "/sparql", (), choice)
 
 
 def _table(outcome: QueryOutcome) -> tuple[list[str], list[list[dict[str, str]]]]:
@@ -145,5 +146,5 @@ def results_page(query: str, outcome: QueryOutcome) -> Response:
     response = Response(body, mimetype="text/html")
     if outcome.truncated:
         response.headers["X-Result-Truncated"] = "true"
-    response.headers.add("Vary", "Accept")
+    response.vary.add("Accept")
     return response

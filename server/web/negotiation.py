@@ -1,10 +1,24 @@
-"""Choose a representation (extension, ``?format=``, then ``Accept``) and advertise the others.
+"""Choose a representation (extension, ``Accept``, ``?format=``) and advertise the others.
 
-Every resource offers a list of ``Representation``s in preference order; the first one wins a
-tie, which is how ``Accept: */*`` (curl's default) and a missing ``Accept`` are resolved. For
-linked-data resources Turtle comes first, so scripts get data while browsers, which always
-name ``text/html`` explicitly, get HTML. Responses carry ``Vary: Accept``, ``Content-Location``
-and a ``Link: rel="alternate"`` entry for every other form.
+One mechanism serves every resource, list page and ``/sparql``: the caller names the
+``Representation``s it offers, in preference order, and ``negotiate`` picks one.
+
+1. A format extension on the URL (``/experiment/42.ttl``) picks its form outright.
+2. ``Accept`` (RFC 9110, section 12.5.1): media ranges match on type and subtype only; every
+   parameter but ``q`` is ignored (``text/turtle; charset=utf-8`` and
+   ``application/ld+json; profile="..."`` are plain Turtle and JSON-LD); the most specific range
+   gives a form its quality; the highest quality wins, then a named type over a wildcard, then
+   the offer order. Each form also answers to the media types clients commonly use for it
+   (``text/plain`` for N-Triples, ``text/n3`` for Turtle, ``application/xml`` for RDF/XML or
+   SPARQL XML results, ...).
+3. ``?format=`` decides only when ``Accept`` does not: when no offered form is named by its
+   type (``*/*``, no header, a browser's HTML preference), or the named value is not offered
+   here. A format name nothing offers anywhere (a typo) is a 406.
+
+A resource that adds a form (CSV, say) appends a ``Representation`` to what it offers and
+renders it; nothing else changes. Responses carry ``Vary: Accept``, ``Content-Location`` when
+``Accept`` chose a form that has a document URL, and a ``Link: rel="alternate"`` entry for every
+other form (except on JSON-LD responses, see ``decorate``).
 """
 
 from __future__ import annotations
@@ -21,40 +35,241 @@ from vocab.project import QAB
 
 @dataclass(frozen=True, slots=True)
 class Representation:
-    """One form of a resource: a short key, its media type and URL extension."""
+    """One form of a resource.
+
+    ``key`` is unique among the forms one resource offers, ``extension`` its URL suffix,
+    ``aliases`` other media types that name it in ``Accept``, and ``names`` other values of
+    ``?format=`` that name it (its key, extension and media types always do).
+    """
 
     key: str
     media_type: str
     extension: str
     label: str
     rdf_format: RdfFormat | None = None
+    aliases: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+
+    @property
+    def media_types(self) -> tuple[str, ...]:
+        """Return the media type and its aliases."""
+        return (self.media_type, *self.aliases)
+
+    def is_named(self, name: str) -> bool:
+        """Return whether ``?format=name`` (or an extension) names this form."""
+        key = name.strip().lower()
+        return key in (self.key, self.extension, *self.names, *self.media_types)
 
 
-HTML = Representation("html", "text/html", "html", "HTML")
-TURTLE = Representation("turtle", "text/turtle", "ttl", "Turtle", RdfFormat.TURTLE)
-JSONLD = Representation("jsonld", "application/ld+json", "jsonld", "JSON-LD", RdfFormat.JSON_LD)
-NTRIPLES = Representation(
-    "ntriples", "application/n-triples", "nt", "N-Triples", RdfFormat.N_TRIPLES
+HTML = Representation("html", "text/html", "html", "HTML", aliases=("application/xhtml+xml",))
+TURTLE = Representation(
+    "turtle",
+    "text/turtle",
+    "ttl",
+    "Turtle",
+    RdfFormat.TURTLE,
+    aliases=("application/x-turtle", "application/turtle", "text/n3", "text/rdf+n3"),
+    names=("n3",),
 )
-RDFXML = Representation("rdfxml", "application/rdf+xml", "rdf", "RDF/XML", RdfFormat.RDF_XML)
-NQUADS = Representation("nquads", "application/n-quads", "nq", "N-Quads", RdfFormat.N_QUADS)
+JSONLD = Representation(
+    "jsonld",
+    "application/ld+json",
+    "jsonld",
+    "JSON-LD",
+    RdfFormat.JSON_LD,
+    aliases=("application/json", "application/x-json+ld"),
+    names=("json", "json-ld"),
+)
+NTRIPLES = Representation(
+    "ntriples",
+    "application/n-triples",
+    "nt",
+    "N-Triples",
+    RdfFormat.N_TRIPLES,
+    aliases=("text/plain",),
+    names=("n-triples",),
+)
+RDFXML = Representation(
+    "rdfxml",
+    "application/rdf+xml",
+    "rdf",
+    "RDF/XML",
+    RdfFormat.RDF_XML,
+    aliases=("application/xml", "text/xml"),
+    names=("xml", "rdf+xml", "owl"),
+)
+NQUADS = Representation(
+    "nquads",
+    "application/n-quads",
+    "nq",
+    "N-Quads",
+    RdfFormat.N_QUADS,
+    aliases=("text/x-nquads",),
+    names=("n-quads",),
+)
+TRIG = Representation(
+    "trig", "application/trig", "trig", "TriG", RdfFormat.TRIG, aliases=("application/x-trig",)
+)
+# SPARQL results (SELECT and ASK).
+RESULTS_JSON = Representation(
+    "json",
+    "application/sparql-results+json",
+    "srj",
+    "SPARQL JSON",
+    aliases=("application/json", "text/javascript", "application/javascript"),
+)
+RESULTS_XML = Representation(
+    "xml",
+    "application/sparql-results+xml",
+    "srx",
+    "SPARQL XML",
+    aliases=("application/xml", "text/xml"),
+)
+CSV = Representation("csv", "text/csv", "csv", "CSV")
+TSV = Representation("tsv", "text/tab-separated-values", "tsv", "TSV", aliases=("text/plain",))
 
 # Linked-data documents: Turtle first (the */* default), then HTML and the other RDF forms.
-DOCUMENT_FORMATS: tuple[Representation, ...] = (TURTLE, HTML, JSONLD, NTRIPLES, RDFXML, NQUADS)
-# Pages that are mainly for people (home, lists): HTML first.
-PAGE_FORMATS: tuple[Representation, ...] = (HTML, TURTLE, JSONLD, NTRIPLES, RDFXML, NQUADS)
-# RDF only (context-free documents such as the VoID description).
-RDF_FORMATS: tuple[Representation, ...] = (TURTLE, JSONLD, NTRIPLES, RDFXML, NQUADS)
-
-# Media types that name one of the forms above.
-_ALIASES = {
-    "application/json": "application/ld+json",
-    "application/x-turtle": "text/turtle",
-    "application/xhtml+xml": "text/html",
-    "text/x-nquads": "application/n-quads",
-}
+# Chosen through Accept, N-Quads and TriG hold the document's triples in the default graph (a
+# document is a graph); the .nq and .trig document URLs keep the graph each triple is in.
+DOCUMENT_FORMATS: tuple[Representation, ...] = (
+    TURTLE,
+    HTML,
+    JSONLD,
+    NTRIPLES,
+    RDFXML,
+    NQUADS,
+    TRIG,
+)
+# Pages that are mainly for people (home, lists, vocabulary): HTML first.
+PAGE_FORMATS: tuple[Representation, ...] = (HTML, TURTLE, JSONLD, NTRIPLES, RDFXML, NQUADS, TRIG)
+# RDF only (descriptions without a page, such as VoID).
+RDF_FORMATS: tuple[Representation, ...] = (TURTLE, JSONLD, NTRIPLES, RDFXML, NQUADS, TRIG)
+# /sparql: SELECT and ASK results, and CONSTRUCT and DESCRIBE graphs; HTML for browsers.
+RESULT_FORMATS: tuple[Representation, ...] = (RESULTS_JSON, RESULTS_XML, CSV, TSV, HTML)
+GRAPH_FORMATS: tuple[Representation, ...] = (
+    TURTLE,
+    NTRIPLES,
+    RDFXML,
+    JSONLD,
+    NQUADS,
+    TRIG,
+    HTML,
+)
+# Forms that can hold named graphs.
+QUAD_FORMATS = frozenset({NQUADS, TRIG})
+# Every form this server knows: a ?format= value none of them answers to is a typo (406).
+KNOWN: tuple[Representation, ...] = (*DOCUMENT_FORMATS, RESULTS_JSON, RESULTS_XML, CSV, TSV)
 
 EXTENSIONS = frozenset(r.extension for r in DOCUMENT_FORMATS)
+
+# Accept headers longer than this are read up to this length (hostile input stays bounded).
+MAX_ACCEPT_CHARS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class MediaRange:
+    """One entry of an ``Accept`` header: ``type/subtype`` (either may be ``*``) and its ``q``."""
+
+    type: str
+    subtype: str
+    q: float
+
+    def specificity(self, media_type: str) -> int:
+        """Return 2 for an exact match, 1 for ``type/*``, 0 for ``*/*``, -1 for no match."""
+        kind, _, sub = media_type.partition("/")
+        if self.type == "*":
+            return 0
+        if self.type != kind:
+            return -1
+        if self.subtype == "*":
+            return 1
+        return 2 if self.subtype == sub else -1
+
+
+def _split(header: str, separator: str) -> list[str]:
+    """Split on ``separator`` outside double-quoted strings (RFC 9110 quoted-string)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = escaped = False
+    for char in header:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quoted:
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char == separator and not quoted:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _quality(parameters: list[str]) -> float | None:
+    q = 1.0
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                q = float(value.strip())
+            except ValueError:
+                return None
+            if not 0.0 <= q <= 1.0:
+                return None
+    return q
+
+
+def parse_accept(header: str) -> list[MediaRange]:
+    """Return the media ranges of an ``Accept`` header; malformed entries are skipped.
+
+    >>> parse_accept('text/turtle; charset=utf-8, application/ld+json;profile="a,b";q=0.5')
+    [MediaRange(type='text', subtype='turtle', q=1.0), MediaRange(type='application', \
+subtype='ld+json', q=0.5)]
+    """
+    ranges = []
+    for entry in _split(header[:MAX_ACCEPT_CHARS], ","):
+        media, *parameters = _split(entry, ";")
+        kind, slash, sub = media.strip().lower().partition("/")
+        q = _quality(parameters)
+        if not slash or not kind or not sub or q is None or (kind == "*" and sub != "*"):
+            continue
+        ranges.append(MediaRange(kind, sub, q))
+    return ranges
+
+
+def accept_quality(rep: Representation, ranges: Sequence[MediaRange]) -> tuple[float, int]:
+    """Return ``(q, specificity)`` of ``rep`` under ``ranges``; ``(0, -1)`` if nothing matches.
+
+    The most specific range matching any of the form's media types decides (the highest ``q``
+    among equally specific ones): ``text/turtle;q=0, */*`` refuses Turtle, whatever its aliases.
+    """
+    found: tuple[int, float] = (-1, 0.0)
+    for media_type in rep.media_types:
+        for media_range in ranges:
+            specificity = media_range.specificity(media_type)
+            if specificity >= 0 and (specificity, media_range.q) > found:
+                found = (specificity, media_range.q)
+    return found[1], found[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The chosen form and what chose it: ``extension``, ``format``, ``accept`` or ``default``."""
+
+    rep: Representation
+    by: str
+
+    @property
+    def negotiated(self) -> bool:
+        """Return whether ``Accept`` (or its absence) chose the form, not the URL."""
+        return self.by in ("accept", "default")
+
+    @property
+    def as_graph(self) -> bool:
+        """Return whether a quad form must hold triples only (it was not asked for by name)."""
+        return self.negotiated
 
 
 def split_extension(path: str) -> tuple[str, str | None]:
@@ -71,7 +286,8 @@ def split_extension(path: str) -> tuple[str, str | None]:
     return path, None
 
 
-def _not_acceptable(offered: Sequence[Representation], asked: str) -> Problem:
+def not_acceptable(offered: Sequence[Representation], asked: str) -> Problem:
+    """Return the 406 problem listing the media types of ``offered``."""
     available = [r.media_type for r in offered]
     return Problem(
         406,
@@ -83,53 +299,53 @@ def _not_acceptable(offered: Sequence[Representation], asked: str) -> Problem:
     )
 
 
-def _by_name(offered: Sequence[Representation], name: str) -> Representation | None:
-    key = name.strip().lower()
-    key = _ALIASES.get(key, key)
-    for rep in offered:
-        if key in (rep.key, rep.extension, rep.media_type):
-            return rep
-    return None
+def _named(offered: Sequence[Representation], name: str) -> Representation | None:
+    return next((rep for rep in offered if rep.is_named(name)), None)
 
 
-def negotiate(
-    offered: Sequence[Representation], extension: str | None = None
-) -> tuple[Representation, bool]:
-    """Pick the representation for the current request.
+def _format_values() -> list[str]:
+    # SPARQLWrapper repeats the parameter (format=tsv&format=text/tab-separated-values).
+    values = request.args.getlist("format")
+    if request.method == "POST" and request.mimetype == "application/x-www-form-urlencoded":
+        values += request.form.getlist("format")
+    return [v for v in values if v.strip()]
+
+
+def negotiate(offered: Sequence[Representation], extension: str | None = None) -> Choice:
+    """Pick the representation of the current request among ``offered``.
 
     Args:
-        offered: the forms available, in preference order (the first wins ties).
-        extension: the extension from the URL, if the client asked for a document URL.
+        offered: the forms available, in preference order (the first is the default).
+        extension: the format extension of the URL, if the client asked for a document URL.
 
     Returns:
-        The chosen representation, and whether it was chosen by ``Accept`` (negotiated).
+        The chosen form and what chose it.
 
     Raises:
-        Problem: 404 for an extension the resource does not offer; 406 when neither
-            ``?format=`` nor ``Accept`` matches anything offered.
+        Problem: 404 for an extension the resource does not offer; 406 when nothing offered is
+            acceptable, or ``?format=`` names no form this server knows.
     """
     if extension is not None:
-        rep = _by_name(offered, extension)
+        rep = _named(offered, extension)
         if rep is None:
             raise Problem(404, f"This resource has no .{extension} form.")
-        return rep, False
-    fmt = request.args.get("format")
-    if fmt:
-        rep = _by_name(offered, fmt)
-        if rep is None:
-            raise _not_acceptable(offered, f"format={fmt}")
-        return rep, False
-    accept = request.accept_mimetypes
-    if not accept:
-        return offered[0], True
-    candidates = [r.media_type for r in offered]
-    candidates += [alias for alias, target in _ALIASES.items() if target in candidates]
-    best = accept.best_match(candidates)
-    if best is None:
-        raise _not_acceptable(offered, request.headers.get("Accept", ""))
-    rep = _by_name(offered, best)
-    assert rep is not None
-    return rep, True
+        return Choice(rep, "extension")
+    formats = _format_values()
+    for value in formats:
+        if not any(r.is_named(value) for r in (*KNOWN, *offered)):
+            raise not_acceptable(offered, f"format={value}")
+    by_format = next((rep for v in formats if (rep := _named(offered, v)) is not None), None)
+    header = request.headers.get("Accept", "")
+    ranges = parse_accept(header)
+    if not ranges:
+        return Choice(by_format, "format") if by_format else Choice(offered[0], "default")
+    scored = [(accept_quality(rep, ranges), -i, rep) for i, rep in enumerate(offered)]
+    (q, specificity), _, best = max(scored, key=lambda s: (s[0], s[1]))
+    if by_format is not None and (specificity < 2 or best == HTML or q <= 0):
+        return Choice(by_format, "format")
+    if q <= 0:
+        raise not_acceptable(offered, header)
+    return Choice(best, "accept")
 
 
 def alternates(stem: str, offered: Sequence[Representation]) -> list[tuple[str, Representation]]:
@@ -138,24 +354,27 @@ def alternates(stem: str, offered: Sequence[Representation]) -> list[tuple[str, 
 
 
 def decorate(
-    response: Response,
-    stem: str,
-    offered: Sequence[Representation],
-    chosen: Representation,
-    negotiated: bool,
+    response: Response, stem: str, offered: Sequence[Representation], choice: Choice
 ) -> Response:
     """Add ``Vary``, ``Content-Location`` and ``Link`` alternates to a response.
 
+    JSON-LD responses list no alternates in ``Link``: pyld's document loader (3.3) fails on a
+    header with more than one ``rel="alternate"`` entry, and loaders that fetch JSON-LD have
+    what they came for. Their HTML form still links every other form.
+
     Args:
         response: the response to decorate.
-        stem: the resource's path without extension (``/experiment/42``).
-        offered: every form the resource has.
-        chosen: the form in ``response``.
-        negotiated: whether ``chosen`` came from ``Accept`` (then ``Content-Location`` is set).
+        stem: the resource's path without extension (``/experiment/42``); ``offered`` empty
+            means it has no document URLs.
+        offered: every form the resource has a document URL for.
+        choice: what ``negotiate`` chose.
     """
-    response.headers.add("Vary", "Accept")
-    if negotiated:
+    response.vary.add("Accept")
+    chosen = choice.rep
+    if choice.negotiated and chosen in offered and not (choice.as_graph and chosen in QUAD_FORMATS):
         response.headers["Content-Location"] = f"{stem}.{chosen.extension}"
+    if chosen == JSONLD:
+        return response
     links = [
         f'<{url}>; rel="alternate"; type="{rep.media_type}"'
         for url, rep in alternates(stem, offered)

@@ -122,6 +122,7 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
         "/experiments.<ext>": exts,
         "/systems.<ext>": exts,
         "/vocab.<ext>": exts,
+        "/.well-known/void.<ext>": exts,
         "/static/<path:filename>": [{"filename": "style.css"}],
     }
 

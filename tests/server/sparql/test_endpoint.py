@@ -25,6 +25,7 @@ SELECT = "SELECT ?task ?value WHERE { ?o <http://purl.org/linked-data/cube#measu
 CONSTRUCT = "CONSTRUCT { ?s a ?t } WHERE { ?s a ?t } LIMIT 5"
 PRIVATE_ASK = f'ASK {{ ?s ?p "{PRIVATE_MARKER}" }}'
 PRIVATE_GRAPH = f"{BASE}/graph/experiment/202401010002"
+DESCRIBE_PUBLIC = f"DESCRIBE <{BASE}/experiment/202401010001>"
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +104,86 @@ def test_construct_defaults_to_turtle_and_offers_every_rdf_format(
     assert response.status_code == 200
     assert response.headers["content-type"].startswith(fmt.media_type)
     assert len(list(parse(response.content, fmt))) == 5
+
+
+ASK = "ASK { ?s ?p ?o }"
+NEGOTIATION_CASES = [
+    # Aliases clients use (the media type answered is the canonical one).
+    (SELECT, "application/json", [], "application/sparql-results+json"),
+    (SELECT, "application/xml", [], "application/sparql-results+xml"),
+    (SELECT, "text/xml", [], "application/sparql-results+xml"),
+    (SELECT, "text/plain", [], "text/tab-separated-values"),
+    (ASK, "text/xml", [], "application/sparql-results+xml"),
+    (ASK, "text/csv", [], "text/csv"),
+    (CONSTRUCT, "application/xml", [], "application/rdf+xml"),
+    (CONSTRUCT, "text/plain", [], "application/n-triples"),
+    (CONSTRUCT, "text/n3", [], "text/turtle"),
+    (CONSTRUCT, "application/json", [], "application/ld+json"),
+    (CONSTRUCT, "application/trig", [], "application/trig"),
+    (CONSTRUCT, "text/turtle; charset=utf-8", [], "text/turtle"),
+    # SPARQLWrapper's requests: Accept names the form, format= says something else or repeats.
+    (CONSTRUCT, "application/rdf+xml", ["xml"], "application/rdf+xml"),
+    (
+        DESCRIBE_PUBLIC,
+        "application/rdf+xml",
+        ["rdf+xml", "application/rdf+xml"],
+        "application/rdf+xml",
+    ),
+    (
+        CONSTRUCT,
+        "application/ld+json,application/x-json+ld",
+        ["json-ld", "application/ld+json"],
+        "application/ld+json",
+    ),
+    (
+        SELECT,
+        "text/tab-separated-values",
+        ["tsv", "text/tab-separated-values"],
+        "text/tab-separated-values",
+    ),
+    # Accept does not decide: the format parameter does; a form this query has not: default.
+    (SELECT, "*/*", ["csv"], "text/csv"),
+    (CONSTRUCT, None, ["nt"], "application/n-triples"),
+    (SELECT, "*/*", ["n3"], "application/sparql-results+json"),
+    (CONSTRUCT, "*/*", ["csv"], "text/turtle"),
+    (
+        SELECT,
+        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        ["json"],
+        "application/sparql-results+json",
+    ),
+]
+
+
+@pytest.mark.parametrize(("query", "accept", "formats", "media"), NEGOTIATION_CASES)
+def test_result_forms_are_negotiated_like_documents(
+    http: httpx.Client, query: str, accept: str | None, formats: list[str], media: str
+) -> None:
+    headers = {"Accept": accept} if accept else {}
+    params = [("query", query), *(("format", f) for f in formats)]
+    response = http.get("/sparql", params=params, headers=headers)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].split(";")[0] == media
+
+
+def test_negotiation_case_table_is_complete() -> None:
+    assert len(NEGOTIATION_CASES) == 21
+
+
+def test_results_have_entity_tags_and_answer_304(http: httpx.Client) -> None:
+    first = http.get("/sparql", params={"query": SELECT})
+    tag = first.headers["etag"]
+    assert tag.startswith('"') and first.headers["last-modified"]
+    again = http.get("/sparql", params={"query": SELECT}, headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.content == b""
+    weak = http.get("/sparql", params={"query": SELECT}, headers={"If-None-Match": "W/" + tag})
+    assert weak.status_code == 304
+    other_form = http.get(
+        "/sparql", params={"query": SELECT}, headers={"If-None-Match": tag, "Accept": "text/csv"}
+    )
+    assert other_form.status_code == 200 and other_form.headers["etag"] != tag
+    other_query = http.get("/sparql", params={"query": SELECT + " LIMIT 1"})
+    assert other_query.headers["etag"] != tag
 
 
 def test_describe_returns_the_resource(http: httpx.Client) -> None:

@@ -1,0 +1,126 @@
+"""Entity tags (strong for data, weak for HTML), 304 for strong and weak If-None-Match and for
+If-Modified-Since, Last-Modified, gzip negotiated with Accept-Encoding (Flask client)."""
+
+from __future__ import annotations
+
+import gzip
+import time
+from typing import Any
+
+import pytest
+from pyoxigraph import RdfFormat, parse
+from werkzeug.http import http_date, parse_date
+
+EXPERIMENT = "/experiment/202401010001"
+# Every kind of response that carries validators: documents, pages, lists, vocabulary, VoID.
+VALIDATED = [
+    (EXPERIMENT, "text/turtle"),
+    (EXPERIMENT, "text/html"),
+    (EXPERIMENT + ".jsonld", None),
+    ("/dataset/demo-qa/v1", "application/n-triples"),
+    ("/datasets", "text/html"),
+    ("/datasets", "text/turtle"),
+    ("/vocab", "text/turtle"),
+    ("/.well-known/void", "text/turtle"),
+    ("/graph/catalog", "application/n-quads"),
+]
+
+
+def _get(client: Any, url: str, accept: str | None, **headers: str) -> Any:
+    if accept:
+        headers["Accept"] = accept
+    return client.get(url, headers=headers)
+
+
+@pytest.mark.parametrize(("url", "accept"), VALIDATED)
+def test_strong_and_weak_if_none_match_give_304(client: Any, url: str, accept: str | None) -> None:
+    first = _get(client, url, accept)
+    assert first.status_code == 200
+    tag, weak = first.get_etag()
+    # HTML pages have weak tags (their bytes may differ per reader), data strong ones.
+    assert weak == (first.mimetype == "text/html")
+    assert first.headers["Last-Modified"]
+    for sent in (f'"{tag}"', f'W/"{tag}"', f'"other", W/"{tag}"', "*"):
+        again = _get(client, url, accept, **{"If-None-Match": sent})
+        assert again.status_code == 304, sent
+        assert again.data == b"" and again.get_etag()[0] == tag
+    assert _get(client, url, accept, **{"If-None-Match": '"other"'}).status_code == 200
+
+
+def test_validated_cases_are_all_there() -> None:
+    assert len(VALIDATED) == 9
+
+
+def test_if_modified_since_gives_304_until_a_write(app: Any, client: Any) -> None:
+    first = client.get(EXPERIMENT, headers={"Accept": "text/turtle"})
+    modified = first.headers["Last-Modified"]
+    assert parse_date(modified) is not None
+    same = client.get(EXPERIMENT, headers={"Accept": "text/turtle", "If-Modified-Since": modified})
+    assert same.status_code == 304
+    earlier = http_date(parse_date(modified).timestamp() - 3600)  # type: ignore[union-attr]
+    older = client.get(EXPERIMENT, headers={"Accept": "text/turtle", "If-Modified-Since": earlier})
+    assert older.status_code == 200
+    time.sleep(1.1)
+    app.extensions["services"].notify_write()
+    after = client.get(EXPERIMENT, headers={"Accept": "text/turtle", "If-Modified-Since": modified})
+    assert after.status_code == 200
+    assert parse_date(after.headers["Last-Modified"]) > parse_date(modified)  # type: ignore[operator]
+    # If-None-Match takes precedence over If-Modified-Since (RFC 9110 section 13.2.2).
+    both = client.get(
+        EXPERIMENT,
+        headers={
+            "Accept": "text/turtle",
+            "If-Modified-Since": after.headers["Last-Modified"],
+            "If-None-Match": '"stale"',
+        },
+    )
+    assert both.status_code == 200
+
+
+def test_html_pages_with_other_query_strings_have_other_tags(client: Any) -> None:
+    first = client.get("/dataset/demo-qa/v1", headers={"Accept": "text/html"})
+    second = client.get("/dataset/demo-qa/v1?page=2", headers={"Accept": "text/html"})
+    assert first.get_etag()[0] != second.get_etag()[0]
+
+
+@pytest.mark.parametrize(
+    ("url", "accept", "fmt"),
+    [
+        (EXPERIMENT, "text/turtle", RdfFormat.TURTLE),
+        (EXPERIMENT, "application/n-triples", RdfFormat.N_TRIPLES),
+        (EXPERIMENT, "application/ld+json", RdfFormat.JSON_LD),
+        ("/vocab", "application/rdf+xml", RdfFormat.RDF_XML),
+        (EXPERIMENT, "text/html", None),
+    ],
+)
+def test_gzip_when_accepted(client: Any, url: str, accept: str, fmt: RdfFormat | None) -> None:
+    plain = client.get(url, headers={"Accept": accept})
+    packed = client.get(url, headers={"Accept": accept, "Accept-Encoding": "gzip, deflate, br"})
+    assert "Content-Encoding" not in plain.headers
+    assert packed.headers["Content-Encoding"] == "gzip"
+    for response in (plain, packed):
+        assert "Accept-Encoding" in response.headers["Vary"]
+    body = gzip.decompress(packed.data)
+    assert len(packed.data) * 3 < len(body)
+    assert int(packed.headers["Content-Length"]) == len(packed.data)
+    if fmt is not None:
+        assert body == plain.data
+        assert len(list(parse(body, fmt, base_iri="http://qabench.test/"))) > 10
+    # The compressed form has its own tag; either one revalidates.
+    plain_tag, packed_tag = plain.get_etag()[0], packed.get_etag()[0]
+    assert packed_tag == plain_tag + "-gzip"
+    for tag in (plain_tag, packed_tag):
+        again = client.get(
+            url,
+            headers={"Accept": accept, "Accept-Encoding": "gzip", "If-None-Match": f'"{tag}"'},
+        )
+        assert again.status_code == 304
+
+
+def test_no_gzip_when_refused_or_small(client: Any) -> None:
+    refused = client.get(
+        EXPERIMENT, headers={"Accept": "text/turtle", "Accept-Encoding": "gzip;q=0"}
+    )
+    assert "Content-Encoding" not in refused.headers
+    small = client.get("/vocab/Experiment.nt", headers={"Accept-Encoding": "gzip"})
+    assert len(small.data) < 1024 and "Content-Encoding" not in small.headers
