@@ -145,6 +145,7 @@ DCAT = Namespace(
         "hasCurrentVersion",
         "landingPage",
         "checksum",
+        "compressFormat",
     ],
 )
 SPDX = Namespace(

@@ -9,10 +9,12 @@ finding the store locked can say which server holds it.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import signal
 import sys
 from types import FrameType
+from urllib.parse import urlsplit
 
 import waitress
 
@@ -33,11 +35,63 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve.set_defaults(func=run_serve)
 
 
+_LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def _is_local(host: str) -> bool:
+    if host.lower() in _LOCAL_NAMES:
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+def base_warning(base_iri: str, host: str, port: int) -> str | None:
+    """Return a warning when ``server.base_iri`` names another place than ``host:port``.
+
+    A base on a public name is taken to be served by a reverse proxy (no warning); a base on
+    this machine (``localhost``, a loopback address or the bound host) must name the port the
+    server listens on, and a loopback base cannot be reached by clients of a server bound to
+    other interfaces.
+
+    >>> base_warning("http://localhost:8080", "127.0.0.1", 8080) is None
+    True
+    >>> "9000" in base_warning("http://localhost:8080", "127.0.0.1", 9000)
+    True
+    >>> base_warning("https://qa.example.org", "127.0.0.1", 9000) is None
+    True
+    """
+    parts = urlsplit(base_iri)
+    base_host = parts.hostname or ""
+    if not (_is_local(base_host) or base_host == host.lower()):
+        return None
+    base_port = parts.port or (443 if parts.scheme == "https" else 80)
+    here = f"http://{host}:{port}"
+    if base_port != port:
+        reason = f"the server listens on port {port}"
+    elif _is_local(base_host) and not _is_local(host):
+        reason = f"the server listens on {host}, where other machines cannot reach {base_host}"
+    else:
+        return None
+    return (
+        f"server.base_iri is {base_iri}, but {reason}: the IRIs in the data and the links "
+        f"between pages keep naming {base_iri}. VoID, the service description and the "
+        f"sitemap answer with the address each request reached; to mint IRIs that resolve "
+        f"here, set server.base_iri = {here!r} (before any data is published)."
+    )
+
+
 def serve(config: Config, host: str, port: int) -> int:
     """Serve ``config``'s store on ``host:port`` until interrupted; return the exit status."""
     app = create_app(config)
     services: Services = app.extensions["services"]
     url = f"http://{host}:{port}"
+    warning = base_warning(config.base_iri, host, port)
+    if warning is not None:
+        log.warning("%s", warning)
+        print(f"warning: {warning}", file=sys.stderr)
     write_server_file(config.data_dir, url)
     # SIGTERM (service managers, `kill`) shuts down as cleanly as Ctrl+C.
     signal.signal(signal.SIGTERM, _interrupt)

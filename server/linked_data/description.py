@@ -1,22 +1,32 @@
 """Describe the store and the endpoint: SPARQL 1.1 Service Description, VoID and DCAT.
 
-VoID is served at ``/.well-known/void`` (here); the service description at a bare ``GET /sparql``
-(``server.sparql.page``).
+VoID is served at ``/.well-known/void`` (here, with its suffix forms and an HTML table for
+browsers); the same DCAT catalog is the RDF form of the home page (``server.pages.lists``); the
+service description answers a bare ``GET /sparql`` (``server.sparql.page``).
 
-Both descriptions are built as quads from the closed vocabularies (never hand-written Turtle)
+The descriptions are built as quads from the closed vocabularies (never hand-written Turtle)
 and cover only what anonymous readers can see: the public graphs of the current generation.
 ``SERVICE`` is refused by the endpoint, so ``sd:BasicFederatedQuery`` is not advertised.
+Resources keep their IRIs under ``server.base_iri``; the URLs a client must *reach* (endpoint,
+dump, descriptions) are resolved from the request when the server answers on another host or
+port than the base names (``access_root``), so a client of a test or development server is
+never sent to a port nothing listens on.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Response, render_template, request
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad
 
 from server.linked_data.serialisation import serialize_document
+from server.linked_data.terms import describe
 from server.services import Services, services
 from server.web import caching
-from server.web.negotiation import RDF_FORMATS, decorate, negotiate
+from server.web.auth import request_tokens
+from server.web.negotiation import HTML, RDF_FORMATS, Representation, decorate, negotiate
 from store import graphs
 from vocab import iris
 from vocab.project import QAB
@@ -39,6 +49,8 @@ _RESULT_FORMATS = (
     "N-Quads",
 )
 _MEDIA_TYPES = "https://www.iana.org/assignments/media-types/"
+# The forms of the VoID description: RDF first (machines), HTML for browsers.
+VOID_FORMATS = (*RDF_FORMATS[:1], HTML, *RDF_FORMATS[1:])
 # Licence stated for the published descriptions and results (benchmark questions keep the
 # licences of their sources, which each dataset version names with dct:source).
 DATA_LICENSE = "https://creativecommons.org/licenses/by/4.0/"
@@ -50,6 +62,27 @@ def _quad(s: NamedNode | BlankNode, p: NamedNode, o: Term) -> Quad:
 
 def _count(value: int) -> Literal:
     return Literal(str(value), datatype=XSD.integer)
+
+
+def access_root(base: str) -> str:
+    """Return the URL prefix clients of the current request reach the server at.
+
+    The configured base when the request came to its host and port (a reverse proxy may have
+    changed the scheme, which the base states better); otherwise the request's own scheme,
+    host, port and mount point.
+    """
+    here = urlsplit(request.host_url)
+    if here.netloc.lower() == urlsplit(base).netloc.lower():
+        return base
+    return f"{here.scheme}://{here.netloc}{request.script_root}"
+
+
+def reachable(base: str, iri: NamedNode) -> NamedNode:
+    """Return ``iri`` (under ``base``) at the address the current request reached."""
+    root = access_root(base)
+    if root == base or not iri.value.startswith(base):
+        return iri
+    return NamedNode(root + iri.value[len(base) :])
 
 
 def void_iri(base: str) -> NamedNode:
@@ -77,7 +110,7 @@ def service_description(svc: Services, endpoint_url: str) -> list[Quad]:
         _quad(service, SD.supportedLanguage, SD.SPARQL11Query),
         _quad(service, SD.feature, SD.UnionDefaultGraph),
         _quad(service, SD.defaultDataset, dataset),
-        _quad(service, RDFS.seeAlso, void_iri(svc.base)),
+        _quad(service, RDFS.seeAlso, reachable(svc.base, void_iri(svc.base))),
         _quad(
             service,
             RDFS.comment,
@@ -111,14 +144,20 @@ def _datasets(svc: Services) -> list[tuple[NamedNode, Literal | None]]:
 
 
 def void_description(svc: Services) -> list[Quad]:
-    """Return the VoID + DCAT description of the public data."""
+    """Return the VoID + DCAT description of the public data, for the current request.
+
+    Access URLs (endpoint, dumps) are those the request reached (``reachable``).
+    """
     base = svc.base
     doc, service, home = void_iri(base), endpoint_iri(base), iris.page_iri(base, "")
     dump = iris.page_iri(base, "dump.nq")
+    packed = iris.page_iri(base, "dump.nq.gz")
     vis = svc.visibility()
     experiments = [
         g for g in vis.graphs if g.value.startswith(graphs.experiment_graph_prefix(base))
     ]
+    licence = NamedNode(DATA_LICENSE)
+    n_quads = NamedNode(_MEDIA_TYPES + "application/n-quads")
     quads = [
         _quad(doc, RDF.type, VOID.Dataset),
         _quad(doc, RDF.type, DCAT.Dataset),
@@ -137,23 +176,34 @@ def void_description(svc: Services) -> list[Quad]:
                 language="en",
             ),
         ),
-        _quad(doc, DCTERMS.license, NamedNode(DATA_LICENSE)),
-        _quad(doc, VOID.sparqlEndpoint, service),
+        _quad(doc, DCTERMS.license, licence),
+        _quad(doc, VOID.sparqlEndpoint, reachable(base, service)),
         _quad(doc, VOID.uriSpace, Literal(base + "/")),
         _quad(doc, VOID.triples, _count(svc.snapshot().public_quads)),
-        _quad(doc, VOID.dataDump, dump),
-        _quad(doc, DCAT.distribution, dump),
-        _quad(dump, RDF.type, DCAT.Distribution),
-        _quad(dump, DCAT.downloadURL, dump),
-        _quad(dump, DCAT.mediaType, NamedNode(_MEDIA_TYPES + "application/n-quads")),
+        _quad(doc, VOID.dataDump, reachable(base, dump)),
+        _quad(doc, VOID.dataDump, reachable(base, packed)),
         _quad(home, RDF.type, DCAT.Catalog),
+        _quad(home, DCTERMS.title, Literal("qabench", language="en")),
+        _quad(home, DCTERMS.license, licence),
         _quad(home, DCAT.dataset, doc),
         _quad(home, DCAT.service, service),
         _quad(service, RDF.type, DCAT.DataService),
-        _quad(service, DCAT.endpointURL, service),
-        _quad(service, DCAT.endpointDescription, service),
+        _quad(service, DCAT.endpointURL, reachable(base, service)),
+        _quad(service, DCAT.endpointDescription, reachable(base, service)),
         _quad(service, DCAT.servesDataset, doc),
     ]
+    for distribution, compressed in ((dump, False), (packed, True)):
+        quads += [
+            _quad(doc, DCAT.distribution, distribution),
+            _quad(distribution, RDF.type, DCAT.Distribution),
+            _quad(distribution, DCTERMS.license, licence),
+            _quad(distribution, DCAT.downloadURL, reachable(base, distribution)),
+            _quad(distribution, DCAT.accessURL, reachable(base, distribution)),
+            _quad(distribution, DCAT.mediaType, n_quads),
+        ]
+        if compressed:
+            compress = NamedNode(_MEDIA_TYPES + "application/gzip")
+            quads.append(_quad(distribution, DCAT.compressFormat, compress))
     for vocabulary in (QAB.iri, QB.iri, PROV.iri, DCAT.iri, DCTERMS.iri, GERBIL.iri):
         quads.append(_quad(doc, VOID.vocabulary, NamedNode(vocabulary)))
     partition = BlankNode()
@@ -173,23 +223,61 @@ def void_description(svc: Services) -> list[Quad]:
     return quads
 
 
+def render_description(
+    stem: str,
+    title: str,
+    ext: str | None,
+    focus: NamedNode,
+    offered: Sequence[Representation] = VOID_FORMATS,
+    page: Callable[[], str] | None = None,
+) -> Response:
+    """Answer a request for the DCAT catalog and VoID description at ``stem`` in any form.
+
+    Args:
+        stem: the path of the resource without extension.
+        title: the title of its HTML table.
+        ext: the format extension of the URL, if any.
+        focus: the resource described first in the HTML table.
+        offered: the forms, in preference order.
+        page: renders the HTML form instead of the table of triples (the home page).
+    """
+    svc = services()
+    choice = negotiate(offered, ext)
+    rep = choice.rep
+    root = access_root(svc.base)
+    vis = svc.visibility(request_tokens())
+    etag = svc.etag(stem, rep.key, str(choice.as_graph), root, vis.key)
+    fresh = caching.not_modified(etag, svc.modified)
+    if fresh:
+        response = Response(status=304)
+    elif rep == HTML:
+        if page is not None:
+            body = page()
+        else:
+            body = render_template(
+                "resource.html",
+                iri=focus.value,
+                title=title,
+                subjects=describe(void_description(svc), focus, svc.base),
+                alternates=[(f"{stem}.{r.extension}", r.media_type, r.label) for r in offered],
+            )
+        response = Response(body, mimetype="text/html")
+    else:
+        data = svc.cache.get_or_make(
+            svc.generation,
+            f"void {rep.key} {choice.as_graph} {root}",
+            lambda: serialize_document(void_description(svc), rep, as_graph=choice.as_graph),
+        )
+        response = Response(data, mimetype=rep.media_type)
+    caching.finish(
+        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+    )
+    return decorate(response, stem, offered, choice)
+
+
 @bp.route("/.well-known/void")
 @bp.route("/.well-known/void.<ext>")
 def void(ext: str | None = None) -> Response:
     """The VoID and DCAT description of the public data."""
-    svc = services()
-    choice = negotiate(RDF_FORMATS, ext)
-    rep = choice.rep
-    etag = svc.etag("void", rep.key, str(choice.as_graph))
-    fresh = caching.not_modified(etag, svc.modified)
-    if fresh:
-        response = Response(status=304)
-    else:
-        body = svc.cache.get_or_make(
-            svc.generation,
-            f"void {rep.key} {choice.as_graph}",
-            lambda: serialize_document(void_description(svc), rep, as_graph=choice.as_graph),
-        )
-        response = Response(body, mimetype=rep.media_type)
-    caching.finish(response, etag, last_modified=svc.modified, not_modified_now=fresh)
-    return decorate(response, "/.well-known/void", RDF_FORMATS, choice)
+    base = services().base
+    return render_description("/.well-known/void", "VoID description", ext, void_iri(base))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
+from server.linked_data.description import render_description
 from server.linked_data.routes import document_etag
 from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import term_view
@@ -20,9 +21,17 @@ from server.services import Services, Visibility, services
 from server.sparql.page import query_link
 from server.web import caching
 from server.web.auth import remember_tokens, request_tokens
-from server.web.negotiation import HTML, PAGE_FORMATS, decorate, negotiate, split_extension
+from server.web.negotiation import (
+    HTML,
+    PAGE_FORMATS,
+    RDF_FORMATS,
+    decorate,
+    negotiate,
+    split_extension,
+)
 from store import graphs, queries
 from store.triplestore import QueryResult
+from vocab import iris
 from vocab.standard import DCTERMS, RDFS
 
 bp = Blueprint("pages", __name__)
@@ -97,19 +106,25 @@ def _experiment_graphs(svc: Services, vis: Visibility) -> list[NamedNode]:
 
 
 @bp.route("/")
-def home() -> Response:
-    """What is here and how to start."""
+@bp.route("/index.<ext>")
+def home(ext: str | None = None) -> Response:
+    """What is here and how to start; in RDF, the DCAT catalog of the data (as VoID)."""
     svc = services()
     vis = svc.visibility(request_tokens())
-    catalog = graphs.catalog_graph(svc.base)
-    datasets = _select(svc, "page_datasets", default=[catalog]) if vis.can_see(catalog) else []
-    body = render_template(
-        "home.html",
-        datasets=len(datasets),
-        experiments=len(_experiment_graphs(svc, vis)),
-        triples=svc.snapshot().public_quads,
-    )
-    return Response(body, mimetype="text/html")
+
+    def _page() -> str:
+        catalog = graphs.catalog_graph(svc.base)
+        datasets = _select(svc, "page_datasets", default=[catalog]) if vis.can_see(catalog) else []
+        return render_template(
+            "home.html",
+            datasets=len(datasets),
+            experiments=len(_experiment_graphs(svc, vis)),
+            triples=svc.snapshot().public_quads,
+            alternates=[(f"/index.{r.extension}", r.media_type, r.label) for r in RDF_FORMATS],
+        )
+
+    home_iri = iris.page_iri(svc.base, "")
+    return render_description("/index", "qabench", ext, home_iri, PAGE_FORMATS, _page)
 
 
 @bp.route("/datasets")

@@ -123,6 +123,7 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
         "/systems.<ext>": exts,
         "/vocab.<ext>": exts,
         "/.well-known/void.<ext>": exts,
+        "/index.<ext>": exts,
         "/static/<path:filename>": [{"filename": "style.css"}],
     }
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from server.cli.serve import base_warning
 from server.cli.store_owner import running_server, server_file
 from store.errors import StoreLockedError
 from store.triplestore import TripleStore
@@ -63,3 +64,52 @@ def test_serve_runs_records_itself_and_cleans_up(tmp_path: Path, stop_signal: in
     assert process.returncode == 0
     assert not server_file(data).exists()
     TripleStore.open(data / "store").close()
+
+
+@pytest.mark.parametrize(
+    ("base", "host", "port", "warned"),
+    [
+        ("http://localhost:8080", "127.0.0.1", 8080, False),
+        ("http://localhost:8080", "127.0.0.1", 9000, True),
+        ("http://127.0.0.1:8080", "127.0.0.1", 8081, True),
+        ("http://localhost", "127.0.0.1", 80, False),
+        ("http://localhost:8080", "0.0.0.0", 8080, False),
+        ("http://localhost:8080", "192.0.2.7", 8080, True),
+        ("http://192.0.2.7:8080", "192.0.2.7", 8081, True),
+        ("https://qa.example.org", "127.0.0.1", 9000, False),
+    ],
+)
+def test_base_warning_when_the_base_names_another_place(
+    base: str, host: str, port: int, warned: bool
+) -> None:
+    assert (base_warning(base, host, port) is not None) == warned
+
+
+def test_serve_warns_at_start_when_the_port_disagrees_with_the_base(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    data = tmp_path / "data"
+    config.write_text(
+        '[server]\nbase_iri = "http://localhost:8080"\ndemo = false\n\n'
+        f'[store]\ndata_dir = "{data}"\n'
+    )
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "--config", str(config), "serve", "--port", str(port)],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        lines = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            lines.append(line)
+            if "qabench serving" in line or not line:
+                break
+        text = "".join(lines)
+        assert f"listens on port {port}" in text and "server.base_iri" in text
+    finally:
+        os.kill(process.pid, signal.SIGINT)
+        process.communicate(timeout=30)

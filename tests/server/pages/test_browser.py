@@ -26,7 +26,7 @@ pytestmark = pytest.mark.browser
 
 MAX_PAGES = 45
 # Machine-readable forms are checked elsewhere; .html document URLs repeat negotiated pages.
-_SKIP = re.compile(r"\.(ttl|jsonld|nt|rdf|nq|html)$|[?&]format=")
+_SKIP = re.compile(r"\.(ttl|jsonld|nt|rdf|nq|trig|html|gz)$|[?&]format=")
 # The vocabulary has a page per term; a few of them stand for all.
 VOCAB_TERM_PAGES = 3
 
