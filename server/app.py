@@ -24,7 +24,7 @@ from server.ask import routes as ask_routes
 from server.ask.qa_system import system_registry
 from server.ask.service import RagService
 from server.config import Config
-from server.linked_data import description, dump, vocabulary
+from server.linked_data import description, discovery, dump, vocabulary
 from server.linked_data import routes as resource_routes
 from server.linked_data.terms import href
 from server.pages import compare, datasets, experiments, leaderboard, lists, systems, tasks
@@ -63,6 +63,7 @@ BLUEPRINTS = (
     resource_routes.bp,  # /kb/..., /cube/..., /experiment-type/..., /profile/..., /graph/...
     vocabulary.bp,  # /vocab, /vocab/<term>, /context.jsonld
     description.bp,  # /.well-known/void
+    discovery.bp,  # /robots.txt, /sitemap.xml, /sitemap/<n>.xml
     dump.bp,  # /dump.nq
     endpoint.bp,  # /sparql
     update.bp,  # /update

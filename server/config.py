@@ -51,6 +51,8 @@ class ServerConfig:
     max_result_rows: int = 10_000
     max_query_length: int = 65_536
     query_workers: int = 2
+    # URLs per page of /sitemap.xml (the sitemap protocol allows at most 50,000).
+    sitemap_page_size: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +169,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "server.query_timeout_seconds": (0.1, 3600),
     "server.max_result_rows": (1, 10_000_000),
     "server.query_workers": (1, 64),
+    "server.sitemap_page_size": (1, 50_000),
     "evaluation.error_tolerance": (0, 1),
     "evaluation.concurrency_per_system": (1, 256),
     "evaluation.parallel_tasks": (1, 64),

@@ -124,6 +124,7 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
         "/vocab.<ext>": exts,
         "/.well-known/void.<ext>": exts,
         "/index.<ext>": exts,
+        "/sitemap/<int:number>.xml": [{"number": "1"}, {"number": "2"}],
         "/static/<path:filename>": [{"filename": "style.css"}],
     }
 
