@@ -37,6 +37,7 @@ from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
 from server.web import auth, caching, cors
 from server.web.headers import install_headers
+from server.web.limits import install_limits
 from server.web.problems import register_error_handlers
 from store.permissions import private_directory
 from store.protocol import RdfStore
@@ -166,6 +167,12 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     app.extensions["services"] = svc
     auth.install(app, auth.load_form_secrets(config))
     install_headers(app, config.server.trusted_proxy)
+    install_limits(
+        app,
+        sparql_per_minute=config.server.sparql_requests_per_minute,
+        rag_per_minute=config.server.rag_requests_per_minute,
+        queries_per_client=config.server.queries_per_client,
+    )
     register_error_handlers(app)
     caching.install(app)
     cors.install(app)

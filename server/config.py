@@ -53,6 +53,17 @@ class ServerConfig:
     query_workers: int = 2
     # URLs per page of /sitemap.xml (the sitemap protocol allows at most 50,000).
     sitemap_page_size: int = 10_000
+    # Deepest nesting of { }, ( ) and [ ] a public query may have (refused with 400 before a
+    # worker sees it).
+    max_query_nesting: int = 32
+    # Bytes of one SPARQL response before truncation (announced like the row cap).
+    max_result_bytes: int = 20_000_000
+    # Public SPARQL queries one client may have running at once (fewer than query_workers, so
+    # that one client never holds every worker).
+    queries_per_client: int = 1
+    # Per-client rates (0: no limit). Holders of the submit or admin token are exempt.
+    sparql_requests_per_minute: int = 240
+    rag_requests_per_minute: int = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +134,13 @@ class RagConfig:
     openai_api_key_env: str = "QABENCH_OPENAI_API_KEY"
     generator_timeout_seconds: float = 60.0
     max_question_chars: int = 2000
+    # Questions answered at once by the server (off the request threads), and how many more may
+    # wait; beyond that /ask, /ask/jobs and /api/qa answer 429 with Retry-After.
+    workers: int = 1
+    queue: int = 4
+    # Let anyone choose a heavy generator (transformers-local, openai-http: memory or money)
+    # other than rag.generator; false: only holders of the submit or admin token may.
+    open_generators: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +188,13 @@ _RANGES: dict[str, tuple[float, float]] = {
     "server.max_result_rows": (1, 10_000_000),
     "server.query_workers": (1, 64),
     "server.sitemap_page_size": (1, 50_000),
+    "server.max_query_nesting": (2, 256),
+    "server.max_result_bytes": (1_000, 10_000_000_000),
+    "server.queries_per_client": (1, 64),
+    "server.sparql_requests_per_minute": (0, 1_000_000),
+    "server.rag_requests_per_minute": (0, 1_000_000),
+    "rag.workers": (1, 64),
+    "rag.queue": (0, 1000),
     "evaluation.error_tolerance": (0, 1),
     "evaluation.concurrency_per_system": (1, 256),
     "evaluation.parallel_tasks": (1, 64),

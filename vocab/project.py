@@ -234,6 +234,11 @@ INDIVIDUALS = [
     "BadRequest",
     "InvalidQuestion",
     "RagUnavailable",
+    "TooManyRequests",
+    "ServerBusy",
+    "QueryTooComplex",
+    "QueryOutOfMemory",
+    "FederationRefused",
 ]
 
 QAB = Namespace(QAB_IRI, [*CLASSES, *PROPERTIES, *INDIVIDUALS])

@@ -25,7 +25,7 @@ _TOKEN = re.compile(
   | (?P<comment>\#[^\n\r]*)
   | (?P<var>[?$][\w\u00B7\u0300-\u036F\u203F-\u2040]+)
   | (?P<pname>(?:[A-Za-z\u00C0-\uFFFF][\w.\-\u00B7\u00C0-\uFFFF]*)?
-               :(?:[\w\-.:%\\\u00B7\u00C0-\uFFFF]*))
+               :(?:[\w\-.:%\u00B7\u00C0-\uFFFF]|\\[_~.\-!$&'()*+,;=/?\#@%])*)
   | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<open>\{)
   | (?P<close>\})
@@ -86,6 +86,34 @@ def tokens(text: str) -> list[Token]:
             kind = "str"
         out.append(Token(kind, match.group(0), match.start()))
     return out
+
+
+_OPENING = {"{", "(", "["}
+_CLOSING = {"}", ")", "]"}
+
+
+def nesting_depth(query: str) -> int:
+    r"""Return the deepest nesting of ``{ }``, ``( )`` and ``[ ]`` outside IRIs, strings, comments.
+
+    ``\u`` escapes are decoded too (SPARQL 1.1 Query, section 19.2), and the deeper of both
+    readings counts, so an escaped bracket cannot hide nesting; an escaped ``#`` in a local
+    name (``ex:a\#``) starts no comment.
+
+    >>> nesting_depth("SELECT * { { ?s ?p (1) } } # {{")
+    3
+    >>> nesting_depth(r"ASK { ?s ex:a\# ?o {{}} }")
+    3
+    """
+    deepest = 0
+    for text in {query, decode_codepoints(query)}:
+        depth = 0
+        for token in tokens(text):
+            if token.text in _OPENING and token.kind in ("open", "other"):
+                depth += 1
+                deepest = max(deepest, depth)
+            elif token.text in _CLOSING and token.kind in ("close", "other"):
+                depth = max(0, depth - 1)
+    return deepest
 
 
 def _words(toks: list[Token]) -> list[str]:

@@ -24,6 +24,7 @@ from server.sparql.jobs import QueryJob, QueryOutcome
 from server.sparql.workers import PoolBusyError, PoolError, QueryTimeoutError
 from server.web import caching, cors
 from server.web.auth import request_tokens
+from server.web.limits import check_rate, client_slot, limits
 from server.web.negotiation import GRAPH_FORMATS, HTML, NTRIPLES, RESULT_FORMATS, negotiate
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError
@@ -96,12 +97,24 @@ def _read_only() -> Problem:
 
 
 def _check(query: str, base_iri: str) -> analysis.QueryFacts:
-    limit = services().config.server.max_query_length
+    settings = services().config.server
+    limit = settings.max_query_length
     if len(query) > limit:
         raise Problem(
             413,
             f"The query is {len(query)} characters long; this endpoint accepts at most {limit}.",
             extensions={"limit": limit},
+        )
+    # Deep nesting crashes parsers (recursion); refuse it before anything parses the query.
+    depth, deepest = analysis.nesting_depth(query), settings.max_query_nesting
+    if depth > deepest:
+        raise Problem(
+            400,
+            f"The query nests groups or expressions {depth} levels deep; this endpoint accepts "
+            f"at most {deepest}. Flatten it (join patterns in one group, use VALUES or IN).",
+            QAB.QueryTooComplex,
+            "Query too complex",
+            {"depth": depth, "limit": deepest},
         )
     facts = analysis.analyse(query, base_iri)
     if facts.uses_service:
@@ -109,6 +122,8 @@ def _check(query: str, base_iri: str) -> analysis.QueryFacts:
             400,
             "SERVICE is disabled on this endpoint: it would make the server "
             "fetch other sites. Query the remote endpoint directly instead.",
+            QAB.FederationRefused,
+            "Federation refused",
         )
     if facts.form is None:
         raise QuerySyntaxError("Malformed SPARQL: expected SELECT, ASK, CONSTRUCT or DESCRIBE")
@@ -136,7 +151,7 @@ def _dataset(
     return None, None, False
 
 
-def _respond(outcome: QueryOutcome, limit: int) -> Response:
+def _respond(outcome: QueryOutcome, limit: int, byte_limit: int) -> Response:
     if outcome.failure == "syntax":
         raise QuerySyntaxError(outcome.message, outcome.line, outcome.column)
     if outcome.failure == "evaluation":
@@ -155,6 +170,8 @@ def _respond(outcome: QueryOutcome, limit: int) -> Response:
     if outcome.truncated:
         response.headers["X-Result-Truncated"] = "true"
         response.headers["X-Result-Row-Limit"] = str(limit)
+        if outcome.byte_limited:
+            response.headers["X-Result-Byte-Limit"] = str(byte_limit)
     return response
 
 
@@ -192,6 +209,7 @@ def run_query(
         NTRIPLES.media_type if html else rdf_media,
         limit,
         f"{svc.base}/sparql#truncation",
+        svc.config.server.max_result_bytes,
     )
     try:
         return svc.pool.run(job, svc.snapshot())
@@ -231,7 +249,8 @@ def endpoint() -> Response:
     query, default, named = _read_request()
     if query is None:
         return _with_cors(page.service_description_or_page())
-    svc = services()
+    svc, svc_limits = services(), limits()
+    check_rate(svc_limits.sparql, "SPARQL queries")
     facts = _check(query, f"{svc.base}/sparql")
     graph = facts.form in ("CONSTRUCT", "DESCRIBE")
     choice = negotiate(GRAPH_FORMATS if graph else RESULT_FORMATS)
@@ -249,19 +268,22 @@ def endpoint() -> Response:
         )
         response.vary.add("Accept")
         return _with_cors(response)
-    outcome = run_query(
-        query,
-        default,
-        named,
-        html=html,
-        results_media=None if graph else media,
-        rdf_media=media if graph else None,
-        facts=facts,
-    )
+    # One client never holds every worker (server.queries_per_client).
+    with client_slot(svc_limits.queries, "SPARQL queries"):
+        outcome = run_query(
+            query,
+            default,
+            named,
+            html=html,
+            results_media=None if graph else media,
+            rdf_media=media if graph else None,
+            facts=facts,
+        )
     if html and outcome.failure is None:
         response = page.results_page(query, outcome)
     else:
-        response = _respond(outcome, svc.config.server.max_result_rows)
+        settings = svc.config.server
+        response = _respond(outcome, settings.max_result_rows, settings.max_result_bytes)
         response.vary.add("Accept")
     caching.finish(response, etag, weak=html, last_modified=svc.modified)
     return _with_cors(response)

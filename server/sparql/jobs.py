@@ -8,11 +8,11 @@ nothing but plain values crosses the process boundary. Runs inside the worker pr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pyoxigraph import (
-    BlankNode,
-    Literal,
     NamedNode,
     QueryBoolean,
     QuerySolutions,
@@ -20,11 +20,13 @@ from pyoxigraph import (
     serialize,
 )
 
-from server.sparql.results import write_solutions
+from server.sparql.results import Row, row_size, write_solutions
 from store.errors import QuerySyntaxError, StoreError
 from store.formats import rdf_serialization, results_format
 from store.triplestore import TripleStore
 from vocab.prefixes import PUBLISHED
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ class QueryJob:
     rdf_media: str | None
     max_rows: int
     truncation_note: str
+    # Bytes of the serialised result before truncation (0: no byte cap).
+    max_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,8 @@ class QueryOutcome:
     body: bytes = b""
     rows: int = 0
     truncated: bool = False
+    # True when the byte cap (not the row cap) cut the result short.
+    byte_limited: bool = False
     failure: str | None = None
     message: str = ""
     line: int | None = None
@@ -69,36 +75,65 @@ def _graphs(names: tuple[str, ...] | None) -> list[NamedNode] | None:
     return None if names is None else [NamedNode(n) for n in names]
 
 
+def _collect(items: Iterable[T], job: QueryJob, size: Callable[[T], int]) -> tuple[list[T], str]:
+    """Collect items up to the row cap and (estimated) byte cap; say which cap cut them."""
+    kept: list[T] = []
+    budget = job.max_bytes or None
+    for item in items:
+        if len(kept) == job.max_rows:
+            return kept, "rows"
+        if budget is not None:
+            budget -= size(item)
+            if budget < 0:
+                return kept, "bytes"
+        kept.append(item)
+    return kept, ""
+
+
+def _within(
+    kept: list[T], cut: str, job: QueryJob, write: Callable[[list[T], bool], bytes]
+) -> tuple[bytes, list[T], str]:
+    """Serialise ``kept``; drop rows from the end until the body fits the byte cap."""
+    body = write(kept, bool(cut))
+    while job.max_bytes and len(body) > job.max_bytes and kept:
+        # Escaping can make the body larger than the estimate: keep a proportional share.
+        keep = min(len(kept) - 1, len(kept) * job.max_bytes // len(body))
+        kept, cut = kept[:keep], "bytes"
+        body = write(kept, True)
+    return body, kept, cut
+
+
 def _solutions(result: QuerySolutions, job: QueryJob) -> QueryOutcome:
     if job.results_media is None:
         return QueryOutcome("solutions", failure="not-acceptable")
     variables = [v.value for v in result.variables]
-    rows: list[list[NamedNode | BlankNode | Literal | Triple | None]] = []
-    for solution in result:
-        if len(rows) == job.max_rows:
-            truncated = True
-            break
-        rows.append([solution[name] for name in variables])
-    else:
-        truncated = False
-    link = job.truncation_note if truncated else None
-    body = write_solutions(variables, rows, results_format(job.results_media), link)
-    return QueryOutcome("solutions", job.results_media, body, len(rows), truncated)
+    solutions: Iterator[Row] = ([solution[name] for name in variables] for solution in result)
+    rows, cut = _collect(solutions, job, row_size)
+    fmt = results_format(job.results_media)
+
+    def write(kept: list[Row], truncated: bool) -> bytes:
+        link = job.truncation_note if truncated else None
+        return write_solutions(variables, kept, fmt, link)
+
+    body, rows, cut = _within(rows, cut, job, write)
+    return QueryOutcome(
+        "solutions", job.results_media, body, len(rows), bool(cut), byte_limited=cut == "bytes"
+    )
 
 
-def _graph(result: object, job: QueryJob) -> QueryOutcome:
+def _graph(result: Iterable[Triple], job: QueryJob) -> QueryOutcome:
     if job.rdf_media is None:
         return QueryOutcome("graph", failure="not-acceptable")
-    triples: list[Triple] = []
-    truncated = False
-    for triple in result:  # type: ignore[attr-defined]  # QueryTriples iterates Triple
-        if len(triples) == job.max_rows:
-            truncated = True
-            break
-        triples.append(triple)
+    triples, cut = _collect(result, job, lambda t: row_size((t.subject, t.predicate, t.object)))
     fmt = rdf_serialization(job.rdf_media).rdf_format
-    body = serialize(triples, format=fmt, prefixes=PUBLISHED) or b""
-    return QueryOutcome("graph", job.rdf_media, body, len(triples), truncated)
+
+    def write(kept: list[Triple], _truncated: bool) -> bytes:
+        return serialize(kept, format=fmt, prefixes=PUBLISHED) or b""
+
+    body, triples, cut = _within(triples, cut, job, write)
+    return QueryOutcome(
+        "graph", job.rdf_media, body, len(triples), bool(cut), byte_limited=cut == "bytes"
+    )
 
 
 def evaluate_job(store: TripleStore, job: QueryJob) -> QueryOutcome:
@@ -128,7 +163,7 @@ def evaluate_job(store: TripleStore, job: QueryJob) -> QueryOutcome:
             return QueryOutcome("boolean", job.results_media, body, 1)
         if isinstance(result, QuerySolutions):
             return _solutions(result, job)
-        return _graph(result, job)
+        return _graph(result, job)  # QueryTriples iterates Triple
     except QuerySyntaxError as exc:
         return QueryOutcome(
             "", failure="syntax", message=str(exc), line=exc.line, column=exc.column

@@ -139,7 +139,9 @@ def results_page(query: str, outcome: QueryOutcome) -> Response:
         "names": names,
         "rows": rows,
         "truncated": outcome.truncated,
+        "byte_limited": outcome.byte_limited,
         "limit": svc.config.server.max_result_rows,
+        "byte_limit": svc.config.server.max_result_bytes,
         "downloads": [(label, query_link(query, fmt)) for label, fmt in downloads],
     }
     body = render_template("sparql.html", query=query, examples=EXAMPLES, result=result, svc=svc)

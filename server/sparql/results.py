@@ -25,6 +25,33 @@ _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _RESULTS_NS = "http://www.w3.org/2005/sparql-results#"
 
 
+# Bytes a term costs beyond its strings in the most verbose writer (XML/JSON markup).
+TERM_OVERHEAD = 64
+
+
+def row_size(row: Row) -> int:
+    """Return an estimate of the bytes one row (or triple) adds to a serialised result.
+
+    Used to stop collecting before the byte cap is reached; the cap itself is checked on the
+    real serialisation.
+
+    >>> row_size([NamedNode("http://e/x"), None])
+    74
+    """
+    size = 0
+    for term in row:
+        if term is None:
+            continue
+        if isinstance(term, Triple):
+            size += len(str(term).encode("utf-8")) + TERM_OVERHEAD
+        elif isinstance(term, Literal):
+            extra = term.language or term.datatype.value
+            size += len(term.value.encode("utf-8")) + len(extra) + TERM_OVERHEAD
+        else:
+            size += len(term.value.encode("utf-8")) + TERM_OVERHEAD
+    return size
+
+
 def _json_term(term: Value) -> dict[str, Any]:
     # JSON values are built as plain dicts here only to hand them to json.dumps.
     if isinstance(term, NamedNode):

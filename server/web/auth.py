@@ -228,6 +228,14 @@ def require_submitter() -> None:
         )
 
 
+def holds_form_token() -> bool:
+    """Return whether the request carries the submit or admin token (bearer or session)."""
+    presented = bearer_token()
+    if presented is not None:
+        return _opens_forms(presented)
+    return is_submitter()
+
+
 def admin_enabled() -> bool:
     """Return whether this server has an admin token at all."""
     return form_secrets().admin_token is not None

@@ -29,7 +29,7 @@ ALLOWED_HEADERS = frozenset(
 EXPOSED_HEADERS = (
     "ETag, Last-Modified, Link, Content-Location, Content-Range, Accept-Ranges, "
     "Content-Disposition, Retry-After, X-Request-Id, X-Result-Truncated, X-Result-Row-Limit, "
-    "X-Result-Rows"
+    "X-Result-Byte-Limit, X-Result-Rows"
 )
 # Paths whose POST is a read (a SPARQL query), so other origins may send it.
 READ_POSTS = frozenset({"/sparql"})

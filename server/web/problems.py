@@ -52,6 +52,7 @@ _BY_STATUS: dict[int, tuple[NamedNode, str]] = {
     409: (QAB.Conflict, "Conflict"),
     413: (QAB.PayloadTooLarge, "Payload too large"),
     415: (QAB.UnsupportedMediaType, "Unsupported media type"),
+    429: (QAB.TooManyRequests, "Too many requests"),
     500: (QAB.InternalError, "Internal error"),
     503: (QAB.QueryTimeout, "Service unavailable"),
 }

@@ -62,7 +62,7 @@ def test_w3c_protocol_suite(
     make_live_server, monkeypatch: pytest.MonkeyPatch, sparql11: Path
 ) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("QABENCH_ADMIN_TOKEN", ADMIN_TOKEN)
-    live = make_live_server(quads=[])
+    live = make_live_server(quads=[], sparql_requests_per_minute=0)
     report = run_protocol_suite(
         sparql11 / "protocol/manifest.ttl", live.url, ADMIN_TOKEN, _loader(live)
     )
@@ -73,7 +73,7 @@ def test_w3c_protocol_suite(
 
 def test_w3c_query_evaluation_suite(make_live_server, sparql11: Path) -> None:  # type: ignore[no-untyped-def]
     tests = collect(sparql11 / name / "manifest.ttl" for name in QUERY_MANIFESTS)
-    live = make_live_server(quads=[], query_timeout_seconds=10.0)
+    live = make_live_server(quads=[], query_timeout_seconds=10.0, sparql_requests_per_minute=0)
     load = _loader(live)
 
     def _load_all(files: dict[str, Path]) -> None:

@@ -377,21 +377,25 @@ RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?
 
 
 def test_runaway_query_is_stopped_while_other_clients_are_served(make_live_server) -> None:  # type: ignore[no-untyped-def]
-    live = make_live_server(query_timeout_seconds=2.0, query_workers=2)
+    # Two clients (told apart by the trusted proxy's X-Forwarded-For): one runs away.
+    live = make_live_server(query_timeout_seconds=2.0, query_workers=2, trusted_proxy="127.0.0.1")
     live.services.pool.start(live.services.snapshot())
     assert live.services.pool.wait_ready(60)
     outcome: dict[str, httpx.Response] = {}
 
     def _runaway() -> None:
         with httpx.Client(base_url=live.url, timeout=60) as client:
-            outcome["runaway"] = client.get("/sparql", params={"query": RUNAWAY})
+            outcome["runaway"] = client.get(
+                "/sparql", params={"query": RUNAWAY}, headers={"X-Forwarded-For": "10.0.0.1"}
+            )
 
     thread = threading.Thread(target=_runaway)
     started = time.monotonic()
     thread.start()
     time.sleep(0.3)
     latencies = []
-    with httpx.Client(base_url=live.url, timeout=30) as client:
+    other = {"X-Forwarded-For": "10.0.0.2"}
+    with httpx.Client(base_url=live.url, timeout=30, headers=other) as client:
         while thread.is_alive() and time.monotonic() - started < 30:
             t0 = time.monotonic()
             assert _ask(client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}))
