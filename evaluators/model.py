@@ -45,6 +45,19 @@ class AnswerType(StrEnum):
     BOOLEAN = "boolean"
 
 
+class AnswerReading(StrEnum):
+    """Which parts of a SPARQL JSON result count as the answer (each scoring profile picks one).
+
+    A result may carry both a ``boolean`` and ``results.bindings`` (real system outputs write a
+    default ``"boolean": true`` next to their bindings). ``UNION`` reads both, as GERBIL QA's
+    loader does; ``BINDINGS_FIRST`` reads the bindings whenever the ``bindings`` key is present,
+    even when the list is empty, and the boolean only without it, as the classic QALD script does.
+    """
+
+    UNION = "union"
+    BINDINGS_FIRST = "bindings-first"
+
+
 class SourceFormat(StrEnum):
     """The benchmark and answer file formats qabench reads."""
 
@@ -82,17 +95,31 @@ class AnswerSet:
     """One SPARQL result given as an answer.
 
     ``values`` holds every value of every variable of every binding, in file order, without
-    duplicates. ``boolean`` is set for ASK results (and then ``values`` is empty).
+    duplicates; ``boolean`` the result's ``boolean`` member. Both are kept apart as the file
+    wrote them: ``has_bindings`` says whether the result had a ``results.bindings`` member (even
+    an empty one), and a scoring profile decides what counts (``read``).
     """
 
     values: tuple[AnswerValue, ...] = ()
     boolean: bool | None = None
     variables: tuple[str, ...] = ()
+    has_bindings: bool = False
 
     @property
     def is_empty(self) -> bool:
         """Return whether the answer carries neither values nor a boolean."""
         return not self.values and self.boolean is None
+
+    def read(self, reading: AnswerReading) -> tuple[tuple[AnswerValue, ...], bool | None]:
+        """Return the values and the boolean that count under ``reading``.
+
+        >>> both = AnswerSet((), True, has_bindings=True)
+        >>> both.read(AnswerReading.UNION), both.read(AnswerReading.BINDINGS_FIRST)
+        (((), True), ((), None))
+        """
+        if reading is AnswerReading.BINDINGS_FIRST and self.has_bindings:
+            return self.values, None
+        return self.values, self.boolean
 
 
 @dataclass(frozen=True, slots=True)

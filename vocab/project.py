@@ -89,6 +89,7 @@ PROPERTIES = [
     "answerSet",
     "answer",
     "booleanAnswer",
+    "bindingsGiven",
     "answerVariable",
     "answerJson",
     "answerItemType",

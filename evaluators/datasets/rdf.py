@@ -261,6 +261,8 @@ def answer_set_triples(
         t.append((node, QAB.answerJson, Literal(values_json(answer.values), datatype=RDF.JSON)))
     if answer.boolean is not None:
         t.append((node, QAB.booleanAnswer, _bool(answer.boolean)))
+    if answer.has_bindings:
+        t.append((node, QAB.bindingsGiven, _bool(True)))
     t.extend((node, QAB.answerVariable, Literal(v)) for v in answer.variables)
     return t
 
@@ -472,6 +474,7 @@ def _answer_set(props: _Props) -> AnswerSet:
         values=tuple(values),
         boolean=_flag(props, QAB.booleanAnswer),
         variables=tuple(sorted(v.value for v in props.get(QAB.answerVariable, []))),
+        has_bindings=bool(_flag(props, QAB.bindingsGiven)),
     )
 
 

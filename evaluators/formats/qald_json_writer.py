@@ -29,14 +29,20 @@ def _binding(value: NamedNode | Any) -> dict[str, str]:
 
 
 def answer_json(answer: AnswerSet) -> dict[str, Any]:
-    """Return one answer set as a SPARQL 1.1 JSON result document."""
-    if answer.boolean is not None and not answer.values:
+    """Return one answer set as a SPARQL 1.1 JSON result document.
+
+    What the source said is kept: a boolean next to bindings, and an empty ``bindings`` list.
+    """
+    if answer.boolean is not None and not answer.values and not answer.has_bindings:
         return {"head": {}, "boolean": answer.boolean}
     var = answer.variables[0] if len(answer.variables) == 1 else "value"
-    return {
+    doc: dict[str, Any] = {
         "head": {"vars": [var]},
         "results": {"bindings": [{var: _binding(v)} for v in answer.values]},
     }
+    if answer.boolean is not None:
+        doc["boolean"] = answer.boolean
+    return doc
 
 
 def question_json(q: Question) -> dict[str, Any]:

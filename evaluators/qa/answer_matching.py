@@ -26,7 +26,7 @@ from pyoxigraph import Literal, NamedNode
 from evaluators.errors import KnowledgeBaseError
 from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.metrics import Counts
-from evaluators.model import AnswerSet, AnswerValue
+from evaluators.model import AnswerReading, AnswerSet, AnswerValue
 from evaluators.qa.normalisation import (
     Key,
     display,
@@ -135,14 +135,20 @@ class Lookups:
         return self.labels(text)
 
 
-def answer_strings(answers: Sequence[AnswerSet] | None) -> tuple[str, ...]:
-    """Return GERBIL's answer strings: every value of every answer set, once; ASK as true/false."""
+def answer_strings(
+    answers: Sequence[AnswerSet] | None, reading: AnswerReading = AnswerReading.UNION
+) -> tuple[str, ...]:
+    """Return answer strings: every value of every answer set, once; ASK as true/false.
+
+    ``reading`` decides whether a boolean next to bindings counts (GERBIL: ``UNION``).
+    """
     out: dict[str, None] = {}
     for answer_set in answers or ():
-        for value in answer_set.values:
+        values, boolean = answer_set.read(reading)
+        for value in values:
             out.setdefault(value.value)
-        if answer_set.boolean is not None:
-            out.setdefault("true" if answer_set.boolean else "false")
+        if boolean is not None:
+            out.setdefault("true" if boolean else "false")
     return tuple(out)
 
 
@@ -158,11 +164,17 @@ def classic_value(text: str) -> str:
 
 
 def classic_count(
-    gold: Sequence[AnswerSet] | None, system: Sequence[AnswerSet] | None
+    gold: Sequence[AnswerSet] | None,
+    system: Sequence[AnswerSet] | None,
+    reading: AnswerReading = AnswerReading.BINDINGS_FIRST,
 ) -> Comparison:
-    """Count one question as the classic QALD script: distinct normalised values, exact equality."""
-    gold_values = {classic_value(s): s for s in answer_strings(gold)}
-    system_values = {classic_value(s): s for s in answer_strings(system)}
+    """Count one question as the classic QALD script: distinct normalised values, exact equality.
+
+    The script reads the bindings whenever a result has a ``bindings`` key, even an empty one,
+    and the boolean only without it (``AnswerReading.BINDINGS_FIRST``).
+    """
+    gold_values = {classic_value(s): s for s in answer_strings(gold, reading)}
+    system_values = {classic_value(s): s for s in answer_strings(system, reading)}
     common = [v for v in system_values if v in gold_values]
     matches = tuple(
         Match(
@@ -176,14 +188,17 @@ def classic_count(
     return Comparison(counts, tuple(gold_values.values()), tuple(system_values.values()), matches)
 
 
-def strict_values(answers: Sequence[AnswerSet] | None) -> list[AnswerValue]:
+def strict_values(
+    answers: Sequence[AnswerSet] | None, reading: AnswerReading = AnswerReading.BINDINGS_FIRST
+) -> list[AnswerValue]:
     """Return every value of every answer set once; an ASK result as an ``xsd:boolean``."""
     out: dict[AnswerValue, None] = {}
     for answer_set in answers or ():
-        for value in answer_set.values:
+        values, boolean = answer_set.read(reading)
+        for value in values:
             out.setdefault(value)
-        if answer_set.boolean is not None:
-            out.setdefault(Literal("true" if answer_set.boolean else "false", datatype=XSD.boolean))
+        if boolean is not None:
+            out.setdefault(Literal("true" if boolean else "false", datatype=XSD.boolean))
     return list(out)
 
 
@@ -268,11 +283,14 @@ def _compatible(gold: AnswerValue, system: AnswerValue) -> bool:
 
 
 def strict_count(
-    gold: Sequence[AnswerSet] | None, system: Sequence[AnswerSet] | None, lookups: Lookups
+    gold: Sequence[AnswerSet] | None,
+    system: Sequence[AnswerSet] | None,
+    lookups: Lookups,
+    reading: AnswerReading = AnswerReading.BINDINGS_FIRST,
 ) -> Comparison:
     """Count one question under the strict rules (typed keys, then owl:sameAs and labels)."""
-    gold_values, gold_keys = _keyed(strict_values(gold))
-    system_values, system_keys = _keyed(strict_values(system))
+    gold_values, gold_keys = _keyed(strict_values(gold, reading))
+    system_values, system_keys = _keyed(strict_values(system, reading))
     buckets: dict[Key, list[int]] = defaultdict(list)
     for i, k in enumerate(gold_keys):
         buckets[k].append(i)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evaluators.metrics import Counts
-from evaluators.model import AnswerSet
+from evaluators.model import AnswerReading, AnswerSet
 from evaluators.qa.answer_matching import Comparison, Lookups, Rule, answer_strings
 from evaluators.qa.normalisation import gerbil_uri_variants, is_gerbil_iri, is_url
 from evaluators.results import Match
@@ -46,17 +46,27 @@ class GerbilAnswers:
     annotations: tuple[Meaning, ...] = ()
 
 
-def gerbil_gold(answers: Sequence[AnswerSet] | None) -> GerbilAnswers:
-    """Return gold answers: all annotations if every answer looks like an IRI, else all strings."""
-    strings = answer_strings(answers)
+def gerbil_gold(
+    answers: Sequence[AnswerSet] | None, reading: AnswerReading = AnswerReading.UNION
+) -> GerbilAnswers:
+    """Return gold answers: all annotations if every answer looks like an IRI, else all strings.
+
+    As GERBIL's loader (NLIWOD ``EJQuestionFactory``), a result's boolean and its binding values
+    both count (``AnswerReading.UNION``).
+    """
+    strings = answer_strings(answers, reading)
     if strings and all(is_gerbil_iri(s) for s in strings):
         return GerbilAnswers((), tuple(Meaning(s, frozenset({s})) for s in strings))
     return GerbilAnswers(strings, ())
 
 
-def gerbil_system(answers: Sequence[AnswerSet] | None, lookups: Lookups) -> GerbilAnswers:
+def gerbil_system(
+    answers: Sequence[AnswerSet] | None,
+    lookups: Lookups,
+    reading: AnswerReading = AnswerReading.UNION,
+) -> GerbilAnswers:
     """Return system answers: IRIs (or URL strings) as owl:sameAs-expanded annotations."""
-    strings = answer_strings(answers)
+    strings = answer_strings(answers, reading)
     every_iri = bool(strings) and all(is_gerbil_iri(s) for s in strings)
     kept = tuple(s for s in strings if not every_iri and not is_url(s))
     resources = [s for s in strings if every_iri or is_url(s)]

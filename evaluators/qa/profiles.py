@@ -13,6 +13,7 @@ from enum import StrEnum
 from pyoxigraph import NamedNode
 
 from evaluators.errors import UnknownSubExperimentError
+from evaluators.model import AnswerReading
 from evaluators.qa.markings import MarkingMode
 from evaluators.results import BIOASQ_PROFILE, QA, QA_TYPES
 from vocab.project import QAB
@@ -44,6 +45,7 @@ class Profile:
         gerbil_answer_type: read ``answertype`` as GERBIL does (upper-cased, "RESOUCE" fixed,
             anything else ignored) instead of the parsed answer type.
         classic_aggregation: also report the classic script's processed/global macro values.
+        reading: which parts of an answer object count when it has both a boolean and bindings.
     """
 
     id: str
@@ -55,6 +57,7 @@ class Profile:
     experiment_types: tuple[str, ...]
     classify_emerging: bool
     gerbil_answer_type: bool
+    reading: AnswerReading
     classic_aggregation: bool = False
 
     @property
@@ -77,6 +80,8 @@ PROFILES: dict[str, Profile] = {
             QA_TYPES,
             classify_emerging=False,
             gerbil_answer_type=False,
+            # a result is a SELECT result when it has bindings (SPARQL 1.1 JSON results)
+            reading=AnswerReading.BINDINGS_FIRST,
         ),
         Profile(
             "gerbil",
@@ -88,6 +93,7 @@ PROFILES: dict[str, Profile] = {
             QA_TYPES,
             classify_emerging=True,
             gerbil_answer_type=True,
+            reading=AnswerReading.UNION,  # NLIWOD's loader adds the boolean and the bindings
         ),
         Profile(
             "gerbil-legacy",
@@ -100,6 +106,7 @@ PROFILES: dict[str, Profile] = {
             QA_TYPES,
             classify_emerging=True,
             gerbil_answer_type=True,
+            reading=AnswerReading.UNION,  # NLIWOD's loader adds the boolean and the bindings
         ),
         Profile(
             "qald-classic",
@@ -112,6 +119,7 @@ PROFILES: dict[str, Profile] = {
             (QA,),
             classify_emerging=False,
             gerbil_answer_type=False,
+            reading=AnswerReading.BINDINGS_FIRST,  # the script's rule (qald-classic.md)
             classic_aggregation=True,
         ),
     )

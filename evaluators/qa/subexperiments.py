@@ -119,14 +119,14 @@ def aggregate(scores: Sequence[QuestionScore], *, qald: bool = True) -> tuple[Me
 def _qa_comparison(case: QuestionCase, ctx: ScoringContext) -> Comparison:
     gold = case.gold.answers
     system = case.system.answers if case.system is not None and case.error is None else None
-    matching = ctx.profile.answers
+    matching, reading = ctx.profile.answers, ctx.profile.reading
     if matching is AnswerMatching.QALD_CLASSIC:
-        return mt.classic_count(gold, system)
+        return mt.classic_count(gold, system, reading)
     if matching is AnswerMatching.STRICT:
-        return mt.strict_count(gold, system, ctx.lookups)
+        return mt.strict_count(gold, system, ctx.lookups, reading)
     return gerbil_count(
-        gerbil_gold(gold),
-        gerbil_system(system, ctx.lookups),
+        gerbil_gold(gold, reading),
+        gerbil_system(system, ctx.lookups, reading),
         ctx.lookups,
         legacy=matching is AnswerMatching.GERBIL_LEGACY,
     )

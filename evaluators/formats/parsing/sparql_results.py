@@ -3,7 +3,9 @@
 Handles ``head.vars``, ``results.bindings`` (types ``uri``, ``literal``, ``typed-literal``,
 ``bnode`` and the non-standard ``resource`` that GERBIL's template server sends), ``datatype``,
 ``xml:lang``, boolean results, empty ``{}`` bindings (skipped), answers given as one object or as
-a JSON string holding it, and QALD-5's flat ``[{"string": value}]`` lists.
+a JSON string holding it, and QALD-5's flat ``[{"string": value}]`` lists. A result's
+``boolean`` and its bindings are kept apart, with whether the ``bindings`` member was present:
+each scoring profile decides which of them counts.
 """
 
 from __future__ import annotations
@@ -96,12 +98,17 @@ def result_set(value: object, path: str, diag: Diagnostics, question_id: str) ->
             expect_list(head_obj.get("vars", []), child(head_path, "vars"), diag)
         ):
             builder.add_variable(expect_str(var, item(child(head_path, "vars"), i), diag))
+    # The boolean and the bindings stay apart: which of them counts is the scoring profile's
+    # decision (``AnswerSet.read``), not the parser's.
+    boolean = None
     if "boolean" in obj:
-        builder.add(_boolean(obj["boolean"], child(path, "boolean"), diag, question_id))
+        boolean = _boolean(obj["boolean"], child(path, "boolean"), diag, question_id)
     results = obj.get("results")
+    has_bindings = False
     if results is not None:
-        _read_bindings(results, child(path, "results"), builder, diag, question_id)
-    return builder.build()
+        has_bindings = _read_bindings(results, child(path, "results"), builder, diag, question_id)
+    built = builder.build()
+    return AnswerSet(built.values, boolean, built.variables, has_bindings)
 
 
 def _boolean(value: object, path: str, diag: Diagnostics, question_id: str) -> bool:
@@ -119,7 +126,8 @@ def _boolean(value: object, path: str, diag: Diagnostics, question_id: str) -> b
 
 def _read_bindings(
     value: object, path: str, builder: AnswerSetBuilder, diag: Diagnostics, question_id: str
-) -> None:
+) -> bool:
+    """Add the bindings' values to ``builder``; return whether a ``bindings`` member exists."""
     results = expect_object(value, path, diag)
     check_keys(results, _RESULTS_KEYS, "answer results", path, diag)
     bindings_path = child(path, "bindings")
@@ -143,6 +151,7 @@ def _read_bindings(
             found = _term(term, child(item(bindings_path, i), var), diag, question_id)
             if found is not None:
                 builder.add(found)
+    return "bindings" in results
 
 
 def _term(value: object, path: str, diag: Diagnostics, question_id: str) -> AnswerValue | None:

@@ -153,3 +153,20 @@ def test_invalid_language_tags_do_not_break_a_load(tag: str) -> None:
     quads = version_quads(BASE, Dataset(SourceFormat.QALD_JSON, (q,)), _meta())
     back = questions_from_quads(quads)
     assert back[0].texts[0].text == "text"
+
+
+def test_a_boolean_next_to_bindings_survives_rdf_and_qald_json() -> None:
+    from evaluators.formats import parse_bytes
+    from evaluators.formats.qald_json_writer import dataset_json
+
+    both = AnswerSet((Literal("x"),), True, ("v",), has_bindings=True)
+    empty = AnswerSet((), True, ("v",), has_bindings=True)
+    plain = AnswerSet(boolean=False)
+    q = Question("1", (QuestionText("en", "Q?"),), answers=(both, empty, plain))
+    dataset = Dataset(SourceFormat.QALD_JSON, (q,))
+    store = TripleStore.in_memory()
+    store.add(version_quads(BASE, dataset, _meta()))
+    (back,) = questions_from_quads(store.quads(graph=graphs.dataset_graph(BASE, "demo", 1)))
+    assert set(back.answers or ()) == {both, empty, plain}
+    (again,) = parse_bytes(dataset_json(dataset), source="x.json").questions
+    assert again.answers == (both, empty, plain)

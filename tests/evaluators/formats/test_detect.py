@@ -96,7 +96,7 @@ def test_template_server_reply_uses_the_first_question(formats_data: Path) -> No
     assert question.answer_type is AnswerType.RESOURCE
     assert question.sparql == "SELECT ?resource WHERE { }"
     assert question.answers == (
-        AnswerSet((NamedNode("http://ex.org/Goethe"),), variables=("resource",)),
+        AnswerSet((NamedNode("http://ex.org/Goethe"),), variables=("resource",), has_bindings=True),
     )
 
 

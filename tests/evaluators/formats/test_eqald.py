@@ -47,10 +47,12 @@ def test_without_english_the_last_entry_with_a_query_wins(edge: Dataset) -> None
 
 def test_answers_given_as_a_json_string_or_object(edge: Dataset) -> None:
     assert edge.by_id()["0"].answers == (
-        AnswerSet((Literal("1863-07-03", datatype=XSD.date),), variables=("date",)),
+        AnswerSet(
+            (Literal("1863-07-03", datatype=XSD.date),), variables=("date",), has_bindings=True
+        ),
     )
     assert edge.by_id()["1"].answers == (
-        AnswerSet((NamedNode("http://ex.org/Somebody"),), variables=("uri",)),
+        AnswerSet((NamedNode("http://ex.org/Somebody"),), variables=("uri",), has_bindings=True),
     )
     assert edge.by_id()["2"].answers is None
 

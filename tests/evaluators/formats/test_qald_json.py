@@ -122,7 +122,7 @@ def test_qald5_flat_answers_and_body_texts(formats_parse: Callable[[str], Datase
 def test_binding_table(binding: dict[str, object], expected: object) -> None:
     doc = qald_json({"id": "1", "answers": [{"results": {"bindings": [{"v": binding}]}}]})
     (question,) = parse_bytes(doc, source="t.json").questions
-    assert question.answers == (AnswerSet((expected,), variables=("v",)),)  # type: ignore[arg-type]
+    assert question.answers == (AnswerSet((expected,), variables=("v",), has_bindings=True),)  # type: ignore[arg-type]
 
 
 def test_answers_given_as_one_object_or_json_string_are_accepted() -> None:
@@ -134,7 +134,7 @@ def test_answers_given_as_one_object_or_json_string_are_accepted() -> None:
 
     for answers in (result, json.dumps(result)):
         (q,) = parse_bytes(qald_json({"id": 1, "answers": answers}), source="t").questions
-        assert q.answers == (AnswerSet((Literal("a"),), variables=("x",)),)
+        assert q.answers == (AnswerSet((Literal("a"),), variables=("x",), has_bindings=True),)
 
 
 @pytest.mark.parametrize(

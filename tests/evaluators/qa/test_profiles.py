@@ -32,3 +32,73 @@ def test_profile_rules() -> None:
 def test_unknown_profile_error_lists_the_profiles() -> None:
     with pytest.raises(UnknownSubExperimentError, match=r"'gerbl'.*strict, gerbil, gerbil-legacy"):
         profile("gerbl")
+
+
+# A system output that writes a default boolean next to its bindings, and one that leaves its
+# bindings empty (both real shapes). Gold: question 1 has answer A, question 2 is an ASK (true).
+_GOLD = {
+    "questions": [
+        {
+            "id": "1",
+            "question": [{"language": "en", "string": "Which?"}],
+            "answers": [
+                {
+                    "head": {"vars": ["x"]},
+                    "results": {"bindings": [{"x": {"type": "uri", "value": "http://ex.org/A"}}]},
+                }
+            ],
+        },
+        {
+            "id": "2",
+            "question": [{"language": "en", "string": "Is it?"}],
+            "answers": [{"head": {}, "results": {}, "boolean": True}],
+        },
+    ]
+}
+_SYSTEM = {
+    "questions": [
+        {
+            "id": "1",
+            "answers": [
+                {
+                    "head": {"vars": ["x"]},
+                    "results": {"bindings": [{"x": {"type": "uri", "value": "http://ex.org/A"}}]},
+                    "boolean": True,
+                }
+            ],
+        },
+        {"id": "2", "answers": [{"head": {}, "results": {"bindings": []}, "boolean": True}]},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("profile_id", "expected"),
+    [
+        # bindings whenever the key is there: Q1 exact (P=R=1), Q2 an empty answer (P=1, R=0)
+        ("qald-classic", [(1.0, 1.0), (1.0, 0.0)]),
+        ("strict", [(1.0, 1.0), (0.0, 0.0)]),
+        # the union: Q1 gets an extra "true" (P=1/2), Q2 reads the boolean (correct)
+        ("gerbil", [(0.5, 1.0), (1.0, 1.0)]),
+        ("gerbil-legacy", [(0.5, 1.0), (1.0, 1.0)]),
+    ],
+)
+def test_each_profile_decides_whether_a_boolean_next_to_bindings_counts(
+    profile_id: str, expected: list[tuple[float, float]]
+) -> None:
+    import json
+
+    from evaluators.formats import parse_bytes
+    from evaluators.qa.scoring import evaluate
+
+    gold = parse_bytes(json.dumps(_GOLD).encode(), source="gold.json")
+    system = parse_bytes(json.dumps(_SYSTEM).encode(), source="system.json")
+    (both, empty) = (q.answers[0] for q in system.questions if q.answers)
+    assert both.boolean is True and both.has_bindings and both.values
+    assert empty.boolean is True and empty.has_bindings and not empty.values
+    result = evaluate(gold, system.by_id(), profile=profile_id)
+    qa = result.get("QA")
+    assert qa is not None
+    got = [(s.value("precision"), s.value("recall")) for s in qa.per_question]
+    assert got == expected
+    assert profile(profile_id).reading.value in ("union", "bindings-first")
