@@ -6,6 +6,7 @@ EvaluationError
 ├── UnknownDatasetError       no dataset of that name/id in the store or catalog
 ├── UnknownSubExperimentError an experiment type or profile id we do not have
 ├── AnswerFileError           an answers file that does not fit its dataset (unknown/duplicate ids)
+├── NoQuestionsError          nothing to evaluate: no question has a text in the language
 ├── FetchError                a dataset download failed or did not verify
 └── KnowledgeBaseError        a KB endpoint or graph could not be used
 """
@@ -60,6 +61,23 @@ class UnknownSubExperimentError(EvaluationError):
 
 class AnswerFileError(EvaluationError):
     """An answers file that does not fit its dataset."""
+
+
+class NoQuestionsError(EvaluationError):
+    """No question of the dataset has a text in the requested language: nothing to evaluate.
+
+    Scoring zero questions would report micro F1 1.0 (nothing to find, nothing found), which a
+    CI gate must never take for a pass.
+    """
+
+    def __init__(self, language: str, available: tuple[str, ...], questions: int) -> None:
+        have = ", ".join(available) if available else "none"
+        super().__init__(
+            f"No question has a text in language {language!r}, so there is nothing to evaluate "
+            f"({questions} questions; their languages: {have}). Choose one of these languages."
+        )
+        self.language = language
+        self.available = available
 
 
 class FetchError(EvaluationError):

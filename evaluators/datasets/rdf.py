@@ -188,10 +188,15 @@ def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
 Triple = tuple[NamedNode, NamedNode, NamedNode | Literal]
 
 
-def question_triples(qiri: NamedNode, q: Question, position: int) -> list[Triple]:
-    """Return the triples describing one question (graph-free)."""
+def question_triples(
+    qiri: NamedNode, q: Question, position: int, kind: NamedNode = QAB.Question
+) -> list[Triple]:
+    """Return the triples describing one question (graph-free).
+
+    ``kind`` is the node's class: a question, or a system's answer to one (``qab:SystemAnswer``).
+    """
     t: list[Triple] = [
-        (qiri, RDF.type, QAB.Question),
+        (qiri, RDF.type, kind),
         (qiri, QAB.questionId, Literal(q.id)),
         (qiri, QAB.position, _int(position)),
         (qiri, QAB.hasGoldAnswers, _bool(q.has_answers)),
@@ -362,8 +367,10 @@ def _ranked(
     return sorted(found, key=lambda props: _num(props, key))
 
 
-def questions_from_quads(quads: Iterable[Quad]) -> tuple[Question, ...]:
-    """Rebuild the questions of a dataset version from the quads of its graph.
+def questions_from_quads(
+    quads: Iterable[Quad], kind: NamedNode = QAB.Question
+) -> tuple[Question, ...]:
+    """Rebuild the questions of a dataset version (the nodes of class ``kind``) from its quads.
 
     Answer values come back exactly as the source wrote them, in file order, from the
     ``qab:answerJson`` copy: Oxigraph stores typed literals in canonical form (``xsd:int`` becomes
@@ -372,7 +379,7 @@ def questions_from_quads(quads: Iterable[Quad]) -> tuple[Question, ...]:
     subjects = _group(quads)
     questions: list[tuple[int, Question]] = []
     for _subject, props in subjects.items():
-        if QAB.Question not in props.get(RDF.type, []):
+        if kind not in props.get(RDF.type, []):
             continue
         questions.append((_num(props, QAB.position), _question(subjects, props)))
     questions.sort(key=lambda pair: pair[0])

@@ -7,6 +7,7 @@ reads them back.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -63,6 +64,38 @@ class TaskPlan:
     sha256: str
     language: str
     profile: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskingUnit:
+    """One system asked the questions of one dataset version in one language.
+
+    The tasks that share a unit differ only in their scoring profile: the questions are asked
+    once, the answers stored, and scored under every profile.
+    """
+
+    system: str
+    dataset: str
+    version: int
+    language: str
+
+    @classmethod
+    def of(cls, plan: TaskPlan) -> AskingUnit:
+        """Return the unit a task belongs to."""
+        return cls(plan.system, plan.dataset, plan.version, plan.language)
+
+
+def asking_units(plans: Iterable[TaskPlan]) -> dict[AskingUnit, list[TaskPlan]]:
+    """Group tasks by asking unit, in the order of their first task.
+
+    >>> plans = [TaskPlan(n, "s", "d", 1, "", "en", p) for n, p in ((1, "strict"), (2, "gerbil"))]
+    >>> [(u.system, [t.number for t in ts]) for u, ts in asking_units(plans).items()]
+    [('s', [1, 2])]
+    """
+    units: dict[AskingUnit, list[TaskPlan]] = {}
+    for plan in plans:
+        units.setdefault(AskingUnit.of(plan), []).append(plan)
+    return units
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,12 +18,13 @@ from evaluators.datasets.library import VersionInfo
 from evaluators.errors import (
     AnswerFileError,
     EvaluationError,
+    NoQuestionsError,
     UnknownDatasetError,
     UnknownSubExperimentError,
     UnknownSystemError,
 )
 from evaluators.experiments.model import SystemDescription, TaskPlan
-from evaluators.model import Dataset
+from evaluators.model import Dataset, language_key
 from evaluators.qa.profiles import PROFILE_TERMS, PROFILES
 from evaluators.results import BIOASQ_PROFILE
 from evaluators.systems.answer_files import AnswerFileSystem, answer_file_system
@@ -163,8 +164,29 @@ def plan_experiment(
             files[system.name] = replay
             paths[system.name] = str(system.answers_path.resolve()) if system.answers_path else ""
             targets[system.name] = [version]
+    _check_languages(targets, request.languages)
     tasks = _tasks(request, targets)
     return PlannedExperiment(tuple(descriptions), tasks, files, paths, urls)
+
+
+def _check_languages(targets: dict[str, list[VersionInfo]], languages: tuple[str, ...]) -> None:
+    """Refuse a language a dataset has no question in (its tasks would score zero questions).
+
+    Raises:
+        NoQuestionsError: naming the language, the dataset and the languages it has.
+    """
+    if not languages:
+        raise UnknownDatasetError("An experiment needs at least one language")
+    for versions in targets.values():
+        for version in versions:
+            have = {language_key(lang) for lang in version.languages}
+            for language in languages:
+                if language_key(language) not in have:
+                    raise NoQuestionsError(
+                        f"{language} (in {version.name} v{version.version})",
+                        tuple(sorted(have)),
+                        version.questions,
+                    )
 
 
 def _answer_file(

@@ -3,7 +3,8 @@
 An experiment graph (``store.graphs.experiment_graph``) holds the experiment, its tasks (each a
 ``prov:Activity``), the systems and their configurations, the provenance of every task (dataset
 version with its SHA-256, system configuration, scoring profile, knowledge base, qabench
-release) and, once a task finished, its Data Cube results (``result_quads`` through
+release), the asking runs whose stored answers the tasks score (``evaluators.experiments.answers``)
+and, once a task finished, its Data Cube results (``result_quads`` through
 ``evaluators.cube``; read back by ``evaluators.experiments.results``). The private
 admin graph holds publication state, the access-token hash and the runner process.
 """
@@ -15,8 +16,10 @@ from datetime import datetime
 from pyoxigraph import Literal, NamedNode, Quad
 
 from evaluators import cube
+from evaluators.experiments.answers import asking_run_iri, asking_run_quads
 from evaluators.experiments.model import (
     CODE_RUNNING,
+    AskingUnit,
     ExperimentRecord,
     KbDescription,
     SoftwareRelease,
@@ -24,6 +27,7 @@ from evaluators.experiments.model import (
     TaskPlan,
     TaskState,
     TaskStatus,
+    asking_units,
 )
 from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.results import EvaluationResult
@@ -99,6 +103,8 @@ def experiment_quads(base: str, record: ExperimentRecord) -> list[Quad]:
         out += _kb_quads(base, record.id, record.kb, g)
     for task in record.tasks:
         out += _task_quads(base, record, task, g)
+    for unit in asking_units(record.tasks):
+        out += asking_run_quads(base, record.id, unit)
     return out
 
 
@@ -167,6 +173,7 @@ def _task_quads(base: str, record: ExperimentRecord, task: TaskPlan, g: NamedNod
         Quad(node, PROV.used, version, g),
         Quad(node, PROV.used, conf, g),
         Quad(version, QAB.sha256, Literal(task.sha256), g),
+        Quad(node, QAB.usedAnswers, asking_run_iri(base, record.id, AskingUnit.of(task)), g),
     ]
     if profile is not None:
         out += [Quad(node, QAB.profile, profile, g), Quad(node, PROV.used, profile, g)]

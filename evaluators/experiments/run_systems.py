@@ -57,6 +57,7 @@ class SystemHandle:
     gate: RequestGate
     concurrency: int
     close: Callable[[], None]
+    kind: SystemKind = SystemKind.WEB_SERVICE
 
 
 def _nothing() -> None:
@@ -175,10 +176,14 @@ class SystemHandles:
         if description.kind is SystemKind.BUILT_IN:
             info = self._registry.info(description.builtin or name)
             system = self._registry.create(info.name)
-            return SystemHandle(system, RequestGate(info.concurrency), info.concurrency, _nothing)
+            return SystemHandle(
+                system, RequestGate(info.concurrency), info.concurrency, _nothing, description.kind
+            )
         replay = self._files.get(name) or self._replay(description)
         gate = RequestGate(_ANSWER_FILE_CONCURRENCY)
-        return SystemHandle(replay, gate, _ANSWER_FILE_CONCURRENCY, _nothing)
+        return SystemHandle(
+            replay, gate, _ANSWER_FILE_CONCURRENCY, _nothing, SystemKind.ANSWER_FILE
+        )
 
     def _web(self, description: SystemDescription) -> SystemHandle:
         url = self._urls.get(description.name) or description.url or ""
@@ -191,7 +196,7 @@ class SystemHandles:
         )
         system = WebServiceSystem(url, policy)
         gate = RequestGate(concurrency, self._limits.min_request_interval_seconds)
-        return SystemHandle(system, gate, concurrency, system.close)
+        return SystemHandle(system, gate, concurrency, system.close, SystemKind.WEB_SERVICE)
 
     def _replay(self, description: SystemDescription) -> AnswerFileSystem:
         path = self._paths.get(description.name)

@@ -280,9 +280,11 @@ class ExperimentRunner:
             handles.override(overrides)
             self._writer.mark_runner(eid)
             markings: dict[tuple[str, str], Markings] = {}  # shared by this run's tasks
+            # one asking run per system, dataset version and language; its tasks (one per
+            # profile) score the same stored answers
             futures = [
-                pool.submit(self._worker.execute, eid, p, handles, cancel, progress, markings)
-                for p in plans
+                pool.submit(self._worker.execute, eid, unit, handles, cancel, progress, markings)
+                for unit in model.asking_units(plans).values()
             ]
             for future in futures:
                 future.result()

@@ -1,10 +1,17 @@
-"""Run one task: ask a system every question of a dataset, count errors, score the answers.
+"""Ask a system the questions of a dataset, then score the replies: the one scoring path.
 
-No store access here: the caller (``evaluators.experiments.runner``) reads the dataset and writes
-the outcome. Questions are asked in parallel, bounded by the system's ``RequestGate``. A failing
-call is one error for that question and is scored as an empty answer; when errors exceed
-``ceil(tolerance x N)`` (N = questions with text in the task's language; GERBIL's 25% rule,
-reference gerbil-qa.md §2.5) the task stops asking and is aborted without scores.
+``ask_questions`` asks every question that has text in the language and no reply yet (replies a
+resumed run already stored are passed in), counts errors and reports each new reply to the
+caller, who stores it. ``score_replies`` scores a set of replies under one profile. Experiments
+ask once per system, dataset version and language and score under every requested profile;
+``qabench evaluate`` replays an answers file through the same two functions, so both give the
+same numbers for the same inputs.
+
+No store access here. Questions are asked in parallel, bounded by the system's ``RequestGate``.
+A failing call is one error for that question and is scored as an empty answer; a system that
+has no answer to a question (an answers file without that id) leaves it unprocessed. When errors
+exceed ``ceil(tolerance x N)`` (N = questions with text in the language; GERBIL's 25% rule,
+reference gerbil-qa.md §2.5) asking stops and the tasks are aborted without scores.
 """
 
 from __future__ import annotations
@@ -13,12 +20,12 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from evaluators.bioasq.scoring import evaluate_bioasq
-from evaluators.errors import SystemCallError
+from evaluators.errors import NoQuestionsError, SystemCallError
 from evaluators.experiments.model import (
     CODE_FINISHED,
     CODE_INTERRUPTED,
@@ -26,7 +33,7 @@ from evaluators.experiments.model import (
     TaskStatus,
 )
 from evaluators.knowledge.bases import KnowledgeBase
-from evaluators.model import Dataset, Question, SourceFormat
+from evaluators.model import Dataset, Question, SourceFormat, language_key
 from evaluators.qa.markings import Markings
 from evaluators.qa.scoring import evaluate
 from evaluators.results import BIOASQ_PROFILE, EvaluationResult, MeasureValue
@@ -37,38 +44,69 @@ log = logging.getLogger(__name__)
 
 # GERBIL aborts a task whose errors exceed ceil(tolerance x questions).
 DEFAULT_ERROR_TOLERANCE = 0.25
+NOT_TIMED = "the answers were read from a file, not timed"
 
 
 @dataclass(frozen=True, slots=True)
-class TaskSettings:
-    """How one task is evaluated."""
+class Reply:
+    """What asking one question produced.
+
+    ``answer`` is the system's answer; ``None`` with no ``error`` means the system has no answer
+    to this question (the classic script's "not processed"). ``executed`` notes that the answer
+    was computed by running the system's SPARQL query.
+    """
+
+    question_id: str
+    answer: Question | None
+    error: str | None = None
+    millis: float | None = None
+    executed: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        """Return whether the system returned an answer (possibly empty) without failing."""
+        return self.answer is not None and self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class AskSettings:
+    """How the questions are asked."""
 
     language: str
-    profile: str
-    dataset_label: str
     error_tolerance: float = DEFAULT_ERROR_TOLERANCE
     concurrency: int = 1
+    # answers files are replayed, not timed: their avg_millis is undefined, not a random ~0
+    timed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class AskOutcome:
+    """The replies of one asking run (stored ones included) and how it ended."""
+
+    status: TaskStatus
+    code: int
+    replies: dict[str, Reply]
+    questions: int
+    errors: int
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreSettings:
+    """How replies are scored."""
+
+    profile: str
+    language: str
+    dataset_label: str
     kb: KnowledgeBase | None = None
     bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES
+    bioasq_version: int = 8
     # held while scoring (rdflib's SPARQL parser must not run in two threads at once)
     scoring_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
     # query markings shared by the tasks of one run (parsing SPARQL is scoring's costliest step)
     markings_cache: MutableMapping[tuple[str, str], Markings] | None = field(
         default=None, compare=False
     )
-
-
-@dataclass(frozen=True, slots=True)
-class TaskOutcome:
-    """What running a task produced."""
-
-    status: TaskStatus
-    code: int
-    errors: int
-    asked: int
-    message: str | None = None
-    result: EvaluationResult | None = None
-    error_messages: tuple[tuple[str, str], ...] = ()
 
 
 def allowed_errors(questions: int, tolerance: float) -> int:
@@ -83,36 +121,49 @@ def allowed_errors(questions: int, tolerance: float) -> int:
     return math.ceil(round(tolerance * questions, 9))
 
 
+def questions_in(dataset: Dataset, language: str) -> list[Question]:
+    """Return the questions that have a text in ``language`` (GERBIL leaves the others out).
+
+    Raises:
+        NoQuestionsError: if there is none; the message names the languages the dataset has.
+    """
+    found = [q for q in dataset.questions if q.text(language)]
+    if not found:
+        have = sorted({language_key(lang) for q in dataset.questions for lang in q.languages})
+        raise NoQuestionsError(language, tuple(have), len(dataset.questions))
+    return found
+
+
 @dataclass
 class _Collector:
-    """Thread-safe accumulation of answers, errors and timings."""
+    """Thread-safe accumulation of replies; decides the abort."""
 
     allowed: int
-    answers: dict[str, Question] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    millis: dict[str, float] = field(default_factory=dict)
+    replies: dict[str, Reply]
+    record: Callable[[Reply], None] | None
     done: int = 0
     error_count_at_abort: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     stop: threading.Event = field(default_factory=threading.Event)
 
-    def success(self, question_id: str, reply: Question, millis: float) -> int:
-        with self.lock:
-            self.answers[question_id] = reply
-            self.millis[question_id] = millis
-            self.done += 1
-            return self.done
+    def errors(self) -> int:
+        return sum(1 for r in self.replies.values() if r.error is not None)
 
-    def failure(self, question_id: str, message: str) -> int:
+    def add(self, reply: Reply) -> int:
         with self.lock:
-            self.errors[question_id] = message
+            self.replies[reply.question_id] = reply
             self.done += 1
-            if len(self.errors) > self.allowed and self.error_count_at_abort is None:
-                # GERBIL stops at the first error over the limit; calls still in flight after
-                # that moment do not change the recorded count.
-                self.error_count_at_abort = len(self.errors)
-                self.stop.set()
-            return self.done
+            if reply.error is not None:
+                count = self.errors()
+                if count > self.allowed and self.error_count_at_abort is None:
+                    # GERBIL stops at the first error over the limit; calls still in flight
+                    # after that moment do not change the recorded count.
+                    self.error_count_at_abort = count
+                    self.stop.set()
+            done = self.done
+        if self.record is not None:
+            self.record(reply)
+        return done
 
 
 def _error_text(exc: Exception) -> str:
@@ -121,31 +172,45 @@ def _error_text(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
-def run_task(
+def ask_questions(
     dataset: Dataset,
     system: QASystem,
     gate: RequestGate,
-    settings: TaskSettings,
+    settings: AskSettings,
     *,
+    known: Mapping[str, Reply] | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> TaskOutcome:
-    """Ask ``system`` every question of ``dataset`` that has text in the task's language.
+    record: Callable[[Reply], None] | None = None,
+    complete: Callable[[Question, Reply], Reply] | None = None,
+) -> AskOutcome:
+    """Ask ``system`` every question with text in the language that has no reply in ``known``.
 
     Args:
         dataset: the gold dataset.
         system: the system under test.
-        gate: bounds concurrent calls and their rate for this system (shared across tasks).
-        settings: language, profile, tolerance, concurrency and KB.
-        cancel: set it to stop asking; the task then ends ``interrupted``.
-        progress: called with ``(questions done, questions to ask)`` after every question.
+        gate: bounds concurrent calls and their rate for this system (shared across runs).
+        settings: language, tolerance, concurrency, whether calls are timed.
+        known: replies stored by an earlier, interrupted run; those questions are not asked.
+        cancel: set it to stop asking; the outcome is then ``interrupted``.
+        progress: called with ``(questions done, questions in the language)``.
+        record: called with every new reply (from the asking threads), e.g. to store it.
+        complete: turns a reply into the one that is scored (e.g. runs a SPARQL-only answer's
+            query); called in the asking thread before ``record``.
 
     Returns:
-        ``finished`` with the evaluation result, ``aborted`` (25% rule) or ``interrupted``.
+        ``finished``, ``aborted`` (25% rule) or ``interrupted``, with every reply.
+
+    Raises:
+        NoQuestionsError: if no question has a text in the language.
     """
-    asked = [q for q in dataset.questions if q.text(settings.language)]
-    total = len(asked)
-    box = _Collector(allowed=allowed_errors(total, settings.error_tolerance))
+    wanted = questions_in(dataset, settings.language)
+    total = len(wanted)
+    replies = {qid: r for qid, r in (known or {}).items() if any(q.id == qid for q in wanted)}
+    box = _Collector(allowed_errors(total, settings.error_tolerance), dict(replies), record)
+    box.done = len(replies)
+    if box.errors() > box.allowed:
+        box.error_count_at_abort = box.errors()
     cancel = cancel or threading.Event()
 
     def ask(question: Question) -> None:
@@ -156,84 +221,123 @@ def run_task(
                 return
             start = time.perf_counter()
             try:
-                reply = system.answer(question, settings.language)
+                answer = system.answer(question, settings.language)
             except Exception as exc:  # a failing system is a result, not a crash (STYLE §4)
-                done = box.failure(question.id, _error_text(exc))
+                reply = Reply(question.id, None, _error_text(exc))
             else:
-                elapsed = (time.perf_counter() - start) * 1000.0
-                if reply.id != question.id:
-                    reply = replace(reply, id=question.id)
-                done = box.success(question.id, reply, elapsed)
+                elapsed = (time.perf_counter() - start) * 1000.0 if settings.timed else None
+                if answer is not None and answer.id != question.id:
+                    answer = replace(answer, id=question.id)
+                reply = Reply(question.id, answer, millis=elapsed)
+        if complete is not None and reply.answered:
+            reply = complete(question, reply)
+        done = box.add(reply)
         if progress is not None:
             progress(done, total)
 
-    with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
-        futures = [pool.submit(ask, q) for q in asked]
-        for future in futures:
-            future.result()
-    messages = tuple(sorted(box.errors.items()))
+    todo = [q for q in wanted if q.id not in replies]
+    if todo and box.error_count_at_abort is None:
+        with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
+            for future in [pool.submit(ask, q) for q in todo]:
+                future.result()
+    return _outcome(box, total, settings)
+
+
+def _outcome(box: _Collector, total: int, settings: AskSettings) -> AskOutcome:
+    errors = sorted((r.question_id, r.error) for r in box.replies.values() if r.error)
     if box.error_count_at_abort is not None:
-        return TaskOutcome(
+        return AskOutcome(
             TaskStatus.ABORTED,
             CODE_TOO_MANY_ERRORS,
-            errors=box.error_count_at_abort,
-            asked=total,
-            message=(
-                f"Too many errors: {box.error_count_at_abort} of {total} questions failed; at "
-                f"most {box.allowed} are tolerated (evaluation.error_tolerance = "
-                f"{settings.error_tolerance:g}). First error: {messages[0][1]}"
-            ),
-            error_messages=messages,
+            box.replies,
+            total,
+            box.error_count_at_abort,
+            f"Too many errors: {box.error_count_at_abort} of {total} questions failed; at "
+            f"most {box.allowed} are tolerated (evaluation.error_tolerance = "
+            f"{settings.error_tolerance:g}). First error: {errors[0][1]}",
         )
-    if cancel.is_set() and box.done < total:
-        return TaskOutcome(
+    if len(box.replies) < total:
+        return AskOutcome(
             TaskStatus.INTERRUPTED,
             CODE_INTERRUPTED,
-            errors=len(box.errors),
-            asked=total,
-            message=f"Stopped after {box.done} of {total} questions",
-            error_messages=messages,
+            box.replies,
+            total,
+            len(errors),
+            f"Stopped after {len(box.replies)} of {total} questions",
         )
+    return AskOutcome(TaskStatus.FINISHED, CODE_FINISHED, box.replies, total, len(errors))
+
+
+def score_replies(
+    dataset: Dataset, replies: Mapping[str, Reply], settings: ScoreSettings
+) -> EvaluationResult:
+    """Score replies under one profile: BioASQ's official measures or a QA scoring profile.
+
+    A question whose reply carries no answer and no error is left out of the answers (not
+    processed); a failed call is an error, scored as an empty answer.
+
+    Raises:
+        NoQuestionsError: if no question has a text in the language.
+    """
+    questions_in(dataset, settings.language)
+    answers = {qid: r.answer for qid, r in replies.items() if r.answered and r.answer is not None}
+    errors = {qid: r.error for qid, r in replies.items() if r.error is not None}
+    millis = {qid: r.millis for qid, r in replies.items() if r.millis is not None}
     with settings.scoring_lock:
-        result = _score(dataset, box, settings)
-    return TaskOutcome(
-        TaskStatus.FINISHED,
-        CODE_FINISHED,
-        errors=len(box.errors),
-        asked=total,
-        result=result,
-        error_messages=messages,
-    )
-
-
-def _score(dataset: Dataset, box: _Collector, settings: TaskSettings) -> EvaluationResult:
-    """Score the collected answers: BioASQ's official measures or a QA scoring profile."""
-    if settings.profile == BIOASQ_PROFILE:
-        response = Dataset(SourceFormat.BIOASQ, tuple(box.answers.values()))
-        result = evaluate_bioasq(dataset, response, dataset_label=settings.dataset_label)
-        # BioASQ's evaluator has no error or runtime measures; the task records them as QA does.
-        extra = (
-            MeasureValue("errors", float(len(box.errors))),
-            _avg_millis(box.millis),
+        if settings.profile == BIOASQ_PROFILE:
+            return _bioasq(dataset, answers, errors, millis, settings)
+        result = evaluate(
+            dataset,
+            answers,
+            profile=settings.profile,
+            language=settings.language,
+            kb=settings.kb,
+            dataset_label=settings.dataset_label,
+            errors=errors,
+            millis=millis,
+            bootstrap_samples=settings.bootstrap_samples,
+            markings_cache=settings.markings_cache,
         )
-        first = result.results[0]
-        measures = first.measures + extra
-        return replace(result, results=(replace(first, measures=measures), *result.results[1:]))
-    return evaluate(
+    if millis or not answers:
+        return result
+    return _untimed(result)
+
+
+def _untimed(result: EvaluationResult) -> EvaluationResult:
+    # answers read from a file: the mean time would be a meaningless ~0, so it is undefined
+    typed = []
+    for r in result.results:
+        measures = tuple(
+            MeasureValue("avg_millis", None, NOT_TIMED) if m.measure == "avg_millis" else m
+            for m in r.measures
+        )
+        typed.append(replace(r, measures=measures))
+    return replace(result, results=tuple(typed))
+
+
+def _bioasq(
+    dataset: Dataset,
+    answers: Mapping[str, Question],
+    errors: Mapping[str, str],
+    millis: Mapping[str, float],
+    settings: ScoreSettings,
+) -> EvaluationResult:
+    response = Dataset(SourceFormat.BIOASQ, tuple(answers.values()))
+    result = evaluate_bioasq(
         dataset,
-        box.answers,
-        profile=settings.profile,
-        language=settings.language,
-        kb=settings.kb,
+        response,
+        version=settings.bioasq_version,
         dataset_label=settings.dataset_label,
-        errors=box.errors,
-        millis=box.millis,
-        bootstrap_samples=settings.bootstrap_samples,
-        markings_cache=settings.markings_cache,
     )
+    # BioASQ's evaluator has no error or runtime measures; the task records them as QA does.
+    extra = (MeasureValue("errors", float(len(errors))), _avg_millis(millis, bool(answers)))
+    first = result.results[0]
+    measures = first.measures + extra
+    return replace(result, results=(replace(first, measures=measures), *result.results[1:]))
 
 
-def _avg_millis(millis: MutableMapping[str, float]) -> MeasureValue:
+def _avg_millis(millis: Mapping[str, float], answered: bool) -> MeasureValue:
     if not millis:
-        return MeasureValue("avg_millis", None, "no system call succeeded")
+        reason = NOT_TIMED if answered else "no system call succeeded"
+        return MeasureValue("avg_millis", None, reason)
     return MeasureValue("avg_millis", sum(millis.values()) / len(millis))

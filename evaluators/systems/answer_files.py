@@ -24,9 +24,13 @@ class AnswerFileSystem:
     def __init__(self, answers: Mapping[str, Question]) -> None:
         self._answers = dict(answers)
 
-    def answer(self, question: Question, language: str) -> Question:
-        """Return the file's entry for ``question.id`` (an empty answer if there is none)."""
-        return self._answers.get(question.id) or Question(id=question.id)
+    def answer(self, question: Question, language: str) -> Question | None:
+        """Return the file's entry for ``question.id``; ``None`` when the file has none.
+
+        A question the file does not contain is not processed (the classic QALD script's
+        rule); the scoring profile decides how it counts.
+        """
+        return self._answers.get(question.id)
 
 
 def parse_answer_file(data: bytes, *, source: str, bioasq: bool = False) -> Dataset:

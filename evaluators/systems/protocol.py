@@ -43,11 +43,13 @@ class QASystem(Protocol):
 
     ``answer`` receives the gold question (a built-in system may use any of it; the web-service
     adapter sends only the question string) and returns the system's answer as a ``Question``
-    with the same id. Any exception it raises counts as one error for that question.
+    with the same id, or ``None`` when the system has no answer to that question at all (an
+    answers file without that id: not processed). Any exception it raises counts as one error
+    for that question.
     """
 
-    def answer(self, question: Question, language: str) -> Question:
-        """Return the system's answer to ``question`` asked in ``language``."""
+    def answer(self, question: Question, language: str) -> Question | None:
+        """Return the system's answer to ``question`` asked in ``language`` (``None``: none)."""
         ...
 
 

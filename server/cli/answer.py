@@ -58,7 +58,9 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         answers: list[Question] = []
         for number, question in enumerate(questions, start=1):
             try:
-                answers.append(system.answer(question, args.language))
+                reply = system.answer(question, args.language)
+                if reply is not None:
+                    answers.append(reply)
             except Exception as exc:  # a failing system is a result, not a crash (STYLE §4)
                 print(f"question {question.id}: {exc}", file=sys.stderr)
             if sys.stderr.isatty():

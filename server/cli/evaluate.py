@@ -1,20 +1,34 @@
-"""``qabench evaluate``: score an answers file against a dataset, as JSON or a readable table."""
+"""``qabench evaluate``: score an answers file against a dataset, as JSON or a readable table.
+
+The file is replayed through the experiments' own path (``evaluators.experiments.task``), so the
+numbers equal those of ``qabench experiment run --answers`` for the same inputs and profile.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
+from dataclasses import replace
 from pathlib import Path
 
-from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
+from evaluators.experiments.plan import read_answers
+from evaluators.experiments.task import (
+    AskSettings,
+    Reply,
+    ScoreSettings,
+    ask_questions,
+    score_replies,
+)
 from evaluators.formats import parse_file
 from evaluators.knowledge.bases import open_kb
 from evaluators.model import Dataset
 from evaluators.qa.profiles import PROFILES
-from evaluators.qa.scoring import evaluate
-from evaluators.results import MEASURES, EvaluationResult, to_json
+from evaluators.results import BIOASQ_PROFILE, MEASURES, EvaluationResult, to_json
+from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
+from evaluators.systems.protocol import RequestGate
 from server.cli.context import CliError, Context
 
 
@@ -85,40 +99,73 @@ def _thresholds(specs: list[str]) -> list[tuple[str | None, str, float]]:
     return out
 
 
+def _replies(ctx: Context, gold: Dataset, path: Path, language: str) -> dict[str, Reply]:
+    """Replay the answers file through the experiments' asking path (no store, no clock)."""
+    data = read_answers(path, ctx.config.datasets.max_file_bytes)
+    parsed = parse_answer_file(data, source=path.name, bioasq=gold.is_bioasq)
+    system = AnswerFileSystem(parsed.by_id())
+    settings = AskSettings(language=language, error_tolerance=1.0, concurrency=1, timed=False)
+    outcome = ask_questions(gold, system, RequestGate(1), settings)
+    return outcome.replies
+
+
+def _unknown_ids(ctx: Context, gold: Dataset, path: Path) -> tuple[str, ...]:
+    data = read_answers(path, ctx.config.datasets.max_file_bytes)
+    parsed = parse_answer_file(data, source=path.name, bioasq=gold.is_bioasq)
+    known = {q.id for q in gold.questions}
+    return tuple(dict.fromkeys(q.id for q in parsed.questions if q.id not in known))
+
+
 def run(ctx: Context, args: argparse.Namespace) -> int:
-    """Evaluate and print; return 1 when a --fail-under threshold is missed."""
+    """Evaluate and print; return 1 when a --fail-under threshold is missed.
+
+    The answers go through the experiments' path (``ask_questions`` then ``score_replies``), so
+    ``evaluate`` and ``experiment run --answers`` give the same numbers. Diagnostics go to
+    stderr; with ``--json`` stdout holds exactly one JSON document.
+    """
     thresholds = _thresholds(args.fail_under)
     gold, label = _gold(ctx, args.dataset)
-    answers = parse_file(args.answers, max_bytes=ctx.config.datasets.max_file_bytes)
     if gold.is_bioasq:
-        result = evaluate_bioasq(gold, answers, version=args.bioasq_version, dataset_label=label)
+        profile = BIOASQ_PROFILE
     else:
         profile = args.profile or ctx.config.evaluation.default_profile
         if profile not in PROFILES:
             raise CliError(f"--profile {profile!r}: expected one of {', '.join(PROFILES)}")
-        kb_spec = args.kb if args.kb is not None else ctx.config.evaluation.kb
-        kb = None
-        if kb_spec:
-            store = None if kb_spec.startswith(("http://", "https://")) else ctx.store
-            kb = open_kb(store, ctx.config.base_iri, kb_spec)
-        result = evaluate(
-            gold,
-            answers.by_id(),
-            profile=profile,
-            language=args.language,
-            kb=kb,
-            dataset_label=label,
-            bootstrap_samples=ctx.config.evaluation.bootstrap_samples,
-        )
+    kb = None
+    kb_spec = args.kb if args.kb is not None else ctx.config.evaluation.kb
+    if kb_spec and not gold.is_bioasq:
+        store = None if kb_spec.startswith(("http://", "https://")) else ctx.store
+        kb = open_kb(store, ctx.config.base_iri, kb_spec)
+    replies = _replies(ctx, gold, args.answers, args.language)
+    settings = ScoreSettings(
+        profile=profile,
+        language=args.language,
+        dataset_label=label,
+        kb=kb,
+        bootstrap_samples=ctx.config.evaluation.bootstrap_samples,
+        bioasq_version=args.bioasq_version,
+    )
+    result = score_replies(gold, replies, settings)
+    unknown = _unknown_ids(ctx, gold, args.answers)
+    if unknown and not gold.is_bioasq:
+        result = replace(result, unknown_ids=unknown)
+    missed = _missed(result, thresholds)
     if args.json:
         ctx.emit_json(to_json(result))
     else:
         print_table(result)
-    return 1 if _missed(result, thresholds) else 0
+    for line in missed:
+        print(f"qabench: {line}", file=sys.stderr)
+    return 1 if missed else 0
 
 
-def _missed(result: EvaluationResult, thresholds: list[tuple[str | None, str, float]]) -> bool:
-    missed = False
+def _missed(result: EvaluationResult, thresholds: list[tuple[str | None, str, float]]) -> list[str]:
+    """Return one message per missed threshold.
+
+    Raises:
+        EvaluationError: if a threshold names an experiment type the result does not have.
+    """
+    missed = []
     for kind, measure, floor in thresholds:
         target = result.get(kind) if kind else (result.get("QA") or result.results[0])
         if target is None:
@@ -126,8 +173,7 @@ def _missed(result: EvaluationResult, thresholds: list[tuple[str | None, str, fl
         value = target.value(measure)
         if value is None or math.isnan(value) or value < floor:
             shown = "undefined" if value is None else f"{value:.4f}"
-            print(f"qabench: {target.experiment_type}.{measure} = {shown} < {floor}")
-            missed = True
+            missed.append(f"{target.experiment_type}.{measure} = {shown} < {floor}")
     return missed
 
 

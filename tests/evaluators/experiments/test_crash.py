@@ -16,7 +16,8 @@ import pytest
 from pyoxigraph import NamedNode
 
 from evaluators.datasets import library
-from evaluators.experiments.model import TaskStatus
+from evaluators.experiments.answers import stored_replies
+from evaluators.experiments.model import AskingUnit, TaskStatus
 from evaluators.experiments.read import experiment_summary
 from evaluators.experiments.recovery import is_process_alive, process_token, recover_interrupted
 from evaluators.experiments.runner import ExperimentRequest, SystemRequest
@@ -105,11 +106,14 @@ def test_kill_minus_nine_then_resume_finishes_exactly_the_interrupted_task(
     store = TripleStore.open(store_dir)
     oracle = TextOracle()
     texts: dict[str, set[str]] = {}
+    ids: dict[str, str] = {}
     for name in ("qald-8-test", "qald-9-test"):
         outcome = library.load_dataset(store, BASE, shared_data / QALD_FILES[name], name=name)
         dataset = library.read_dataset(store, outcome.info)
         oracle.add(dataset)
         texts[name] = {q.text("en") or "" for q in dataset.questions}
+        if name == "qald-9-test":
+            ids = {q.id: q.text("en") or "" for q in dataset.questions}
     store.close()
     answer = even_gold(oracle)
     stub = qa_stubs(lambda text, lang: dataclasses.replace(answer(text, lang), delay=0.03))
@@ -152,17 +156,23 @@ def test_kill_minus_nine_then_resume_finishes_exactly_the_interrupted_task(
     assert first_observations > 0
     assert _count(store, OBSERVATIONS, g, second.iri) == 0
     assert recover_interrupted(store, BASE) == []  # idempotent
+    # the replies task 2 received before the kill were stored as they came in
+    stored = stored_replies(store, BASE, experiment_id, AskingUnit.of(second.plan))
     store.close()
+    stored_texts = {ids[qid] for qid in stored}
+    assert 0 < len(stored) <= asked_before - 41
 
     proc = _qabench(config, "resume", experiment_id, "--json")
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
     doc = json.loads(out)
     assert [t["state"] for t in doc["tasks"]] == ["finished", "finished"]
-    # only the interrupted task's 150 questions were asked again, task 1 was not repeated
+    # only the interrupted task's questions without a stored reply were asked; task 1 was not
+    # repeated, and no question was asked twice
     resumed = stub.asked()[asked_before:]
-    assert len(resumed) == 150
-    assert set(resumed) == texts["qald-9-test"]
+    assert len(resumed) == 150 - len(stored)
+    assert not set(resumed) & stored_texts
+    assert set(resumed) | stored_texts == texts["qald-9-test"]
 
     store = TripleStore.open(store_dir)
     try:

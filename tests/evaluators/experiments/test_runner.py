@@ -268,8 +268,9 @@ def test_background_start_returns_at_once_and_reports_every_write(
     assert runner.wait(submission.id, 60)
     summary = runner.summary(submission.id)
     assert summary.tasks[0].status is TaskStatus.FINISHED
-    # submission, runner record, running state, final state
-    assert len(writes) == 4
+    # submission, runner record, running state, the stored answers (41 replies, written in
+    # batches of at most RECORD_BATCH or every RECORD_SECONDS), final state
+    assert 4 + 2 <= len(writes) <= 4 + 41
     assert submission.id not in runner.live()
     assert [e.id for e in list_experiments(runner.store, runner.base)] == [submission.id]
 
@@ -361,3 +362,45 @@ def test_cancel_interrupts_the_running_and_the_waiting_tasks(
     # resume finishes both
     resumed = runner.resume(submission.id)
     assert [t.status for t in resumed.tasks] == [TaskStatus.FINISHED] * 2
+
+
+def test_each_question_is_asked_once_and_scored_under_every_profile(
+    load_qald, make_runner, qa_stubs, store, config
+) -> None:
+    data = load_qald("qald-8-test")
+    oracle = TextOracle()
+    oracle.add(data["qald-8-test"])
+    stub = qa_stubs(even_gold(oracle))
+    profiles = ("strict", "gerbil", "gerbil-legacy", "qald-classic")
+    runner = make_runner()
+    submission = runner.submit(
+        ExperimentRequest(
+            systems=(SystemRequest("s", SystemKind.WEB_SERVICE, url=stub.url),),
+            datasets=("qald-8-test",),
+            languages=("en",),
+            profiles=profiles,
+        )
+    )
+    summary = runner.run(submission.id)
+    assert [t.plan.profile for t in summary.tasks] == list(profiles)
+    assert all(t.status is TaskStatus.FINISHED for t in summary.tasks)
+    # 41 questions, four profiles: asked 41 times, not 164
+    assert len(stub.requests) == 41
+    assert sorted(stub.asked()) == sorted(q.text("en") for q in data["qald-8-test"].questions)
+    # every task points at the one asking run, which holds one reply per question
+    g = graphs.experiment_graph(config.base_iri, submission.id)
+    runs = store.select(
+        "PREFIX qab: <https://w3id.org/qabench/vocab#> "
+        "SELECT DISTINCT ?g ?run WHERE { GRAPH ?g { ?task qab:usedAnswers ?run } }",
+        g=g,
+    )
+    assert len(runs) == 1
+    replies = store.select(
+        "PREFIX qab: <https://w3id.org/qabench/vocab#> "
+        "SELECT ?g (COUNT(?a) AS ?n) WHERE { GRAPH ?g { ?a qab:askedIn ?run } } GROUP BY ?g",
+        g=g,
+    )
+    assert int(replies[0]["n"].value) == 41
+    # resuming a finished experiment asks nothing
+    runner.resume(submission.id)
+    assert len(stub.requests) == 41

@@ -74,7 +74,7 @@ def test_strict_matches_more_than_gerbil_on_typed_literals(
 
 
 def test_fail_under_gates_the_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(
+    status, out, err = run(
         capsys,
         "evaluate",
         "--dataset",
@@ -83,9 +83,12 @@ def test_fail_under_gates_the_exit_status(capsys: pytest.CaptureFixture[str]) ->
         str(ANSWERS),
         "--fail-under",
         "micro_f1=0.99",
+        "--json",
     )
     assert status == 1
-    assert "micro_f1" in out
+    # the message goes to stderr: stdout stays one valid JSON document
+    assert "QA.micro_f1 = " in err and "< 0.99" in err
+    assert json.loads(out)["results"]["QA"]["micro_f1"] < 0.99
     status, _, _ = run(
         capsys,
         "evaluate",
@@ -227,3 +230,76 @@ def test_refresh_stores_a_new_version_with_provenance(
         "gerbil",
     )
     assert fresh["results"]["QA"]["micro_f1"] > old["results"]["QA"]["micro_f1"]
+
+
+QALD8_ANSWERS = "systems/AKSW_NLIWOD/qa.ml/src/main/resources/QALD8Answers"
+QALD8_TRAIN = "qald/ag-sc_QALD/8/data/qald-8-train-multilingual.json"
+
+
+def _answer_variants(shared_data: Path, folder: Path) -> dict[str, Path]:
+    """Real QALD-8 train outputs, plus two shapes derived from one of them: a file without
+    every third question (unprocessed questions) and one that writes a default
+    ``"boolean": true`` next to every result's bindings (as real systems do)."""
+    source = shared_data / QALD8_ANSWERS / "GANSWER2_QALD8_Train.json"
+    doc = json.loads(source.read_text())
+    partial = dict(doc, questions=[q for i, q in enumerate(doc["questions"]) if i % 3])
+    flagged = json.loads(source.read_text())
+    for question in flagged["questions"]:
+        for result in question.get("answers", []):
+            if "bindings" in result.get("results", {}):
+                result["boolean"] = True
+    files = {"qakis": shared_data / QALD8_ANSWERS / "QAKIS_QALD8_Train.json", "ganswer": source}
+    for name, content in (("partial", partial), ("flagged", flagged)):
+        files[name] = folder / f"{name}.json"
+        files[name].write_text(json.dumps(content))
+    return files
+
+
+@pytest.mark.parametrize("profile", ["qald-classic", "strict", "gerbil", "gerbil-legacy"])
+def test_evaluate_and_experiment_give_the_same_numbers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, shared_data: Path, profile: str
+) -> None:
+    data = tmp_path / "data"
+    gold = shared_data / QALD8_TRAIN
+    files = _answer_variants(shared_data, tmp_path)
+    status, _, err = run(capsys, "--data-dir", str(data), "datasets", "load", str(gold))
+    assert status == 0, err
+    argv = ["--data-dir", str(data), "experiment", "run", "--dataset", "qald-8-train-multilingual"]
+    for name, path in files.items():
+        argv += ["--answers", f"{name}={path}"]
+    status, out, err = run(capsys, *argv, "--profile", profile, "--json")
+    assert status == 0, err
+    tasks = {t["system"]: t for t in json.loads(out)["tasks"]}
+    assert len(tasks) == 4
+    for name, path in files.items():
+        for dataset in (str(gold), "qald-8-train-multilingual"):
+            evaluated = evaluate_json(
+                capsys, "--data-dir", str(data), "--dataset", dataset, "--answers", str(path),
+                "--profile", profile,
+            )  # fmt: skip
+            assert evaluated["results"] == tasks[name]["results"], (name, dataset)
+        qa = tasks[name]["results"]["QA"]
+        assert qa["questions"] == 219
+        if profile == "qald-classic":
+            # questions absent from the answers file are not processed
+            assert qa["processed"] == (146 if name == "partial" else 219)
+    if profile == "qald-classic":
+        flagged, plain = tasks["flagged"]["results"]["QA"], tasks["ganswer"]["results"]["QA"]
+        # the classic script reads the bindings whenever the key is there: the default
+        # boolean next to them changes nothing
+        assert flagged == plain
+    if profile == "gerbil":
+        flagged, plain = tasks["flagged"]["results"]["QA"], tasks["ganswer"]["results"]["QA"]
+        assert flagged["micro_precision"] < plain["micro_precision"]
+
+
+def test_zero_questions_is_an_error_naming_the_language(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = run(
+        capsys, "evaluate", "--dataset", str(QUESTIONS), "--answers", str(ANSWERS),
+        "--language", "xx", "--json", "--fail-under", "micro_f1=0.5",
+    )  # fmt: skip
+    # not micro F1 1.0 over nothing: exit 2, one line on stderr, nothing on stdout
+    assert status == 2 and out == ""
+    assert "'xx'" in err and "nothing to evaluate" in err and "en" in err

@@ -1,0 +1,132 @@
+"""A system's stored answers: one asking run per system, dataset version and language.
+
+An experiment asks each system each question once per language; every reply (the answer as the
+system gave it, a failed call's message, or "no answer") is written to the experiment graph as a
+``qab:SystemAnswer`` of its ``qab:AskingRun``, and the tasks of that run (one per scoring profile)
+score the stored replies. A resumed run reads them back and asks only the questions that have
+none. The quads are pure values here; ``stored_replies`` is the only reader and reads one asking
+run through the quad index (its cost grows with that run, not with the store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from evaluators.datasets.rdf import question_triples, questions_from_quads
+from evaluators.experiments.model import AskingUnit
+from evaluators.experiments.task import Reply
+from evaluators.model import Question
+from store import graphs
+from store.protocol import RdfStore
+from vocab import iris
+from vocab.project import QAB
+from vocab.standard import DCTERMS, GERBIL, PROV, RDF, RDFS, XSD
+
+
+def asking_run_iri(base: str, experiment_id: str, unit: AskingUnit) -> NamedNode:
+    """Return the IRI of an asking run (below its experiment)."""
+    return iris.sub_iri(
+        iris.experiment_iri(base, experiment_id),
+        "answers",
+        iris.slug(unit.system),
+        unit.dataset,
+        f"v{unit.version}",
+        unit.language,
+    )
+
+
+def reply_iri(run: NamedNode, question_id: str) -> NamedNode:
+    """Return the IRI of one stored reply of an asking run."""
+    return iris.sub_iri(run, "question", question_id)
+
+
+def asking_run_quads(base: str, experiment_id: str, unit: AskingUnit) -> list[Quad]:
+    """Return the quads describing an asking run (written with the experiment)."""
+    g = graphs.experiment_graph(base, experiment_id)
+    run = asking_run_iri(base, experiment_id, unit)
+    version = iris.dataset_version_iri(base, unit.dataset, unit.version)
+    label = f"Answers of {unit.system} to {unit.dataset} v{unit.version} ({unit.language})"
+    return [
+        Quad(run, RDF.type, QAB.AskingRun, g),
+        Quad(run, RDF.type, PROV.Entity, g),
+        Quad(run, RDFS.label, Literal(label), g),
+        Quad(run, QAB.system, iris.system_iri(base, unit.system), g),
+        Quad(run, QAB.datasetVersion, version, g),
+        Quad(run, DCTERMS.language, Literal(unit.language), g),
+        Quad(run, DCTERMS.isPartOf, iris.experiment_iri(base, experiment_id), g),
+    ]
+
+
+def reply_quads(
+    base: str, experiment_id: str, unit: AskingUnit, reply: Reply, position: int
+) -> list[Quad]:
+    """Return the quads of one reply: the answer as a question-shaped node, or the failure."""
+    g = graphs.experiment_graph(base, experiment_id)
+    run = asking_run_iri(base, experiment_id, unit)
+    node = reply_iri(run, reply.question_id)
+    answer = reply.answer or Question(reply.question_id)
+    triples = question_triples(node, answer, position, kind=QAB.SystemAnswer)
+    question = iris.question_iri(base, unit.dataset, unit.version, reply.question_id)
+    triples += [(node, QAB.askedIn, run), (node, GERBIL.datasetElement, question)]
+    if reply.error is not None:
+        triples.append((node, QAB.message, Literal(reply.error)))
+    elif reply.answer is None:
+        triples.append((node, QAB.noAnswer, Literal("true", datatype=XSD.boolean)))
+    if reply.millis is not None:
+        triples.append((node, QAB.millis, Literal(repr(float(reply.millis)), datatype=XSD.double)))
+    if reply.executed is not None:
+        triples.append((node, QAB.executedQuery, Literal(reply.executed)))
+    return [Quad(s, p, o, g) for s, p, o in triples]
+
+
+def _subtree(store: RdfStore, node: NamedNode, graph: NamedNode) -> Iterable[Quad]:
+    # a reply's answer sets, annotations and BioASQ parts are minted below its IRI
+    prefix = node.value + "/"
+    frontier = [node]
+    seen = {node}
+    while frontier:
+        current = frontier.pop()
+        for quad in store.quads(current, None, None, graph):
+            yield quad
+            obj = quad.object
+            if isinstance(obj, NamedNode) and obj.value.startswith(prefix) and obj not in seen:
+                seen.add(obj)
+                frontier.append(obj)
+
+
+def _flag(quads: list[Quad], predicate: NamedNode) -> Literal | None:
+    for quad in quads:
+        if quad.predicate == predicate and isinstance(quad.object, Literal):
+            return quad.object
+    return None
+
+
+def stored_replies(
+    store: RdfStore, base: str, experiment_id: str, unit: AskingUnit
+) -> dict[str, Reply]:
+    """Return the replies an asking run has stored, by question id."""
+    g = graphs.experiment_graph(base, experiment_id)
+    run = asking_run_iri(base, experiment_id, unit)
+    found: dict[str, Reply] = {}
+    for link in store.quads(None, QAB.askedIn, run, g):
+        node = link.subject
+        if not isinstance(node, NamedNode):
+            continue
+        quads = list(_subtree(store, node, g))
+        (answer,) = questions_from_quads(quads, kind=QAB.SystemAnswer) or (None,)
+        if answer is None:
+            continue
+        error = _flag(quads, QAB.message)
+        millis = _flag(quads, QAB.millis)
+        executed = _flag(quads, QAB.executedQuery)
+        no_answer = error is None and _flag(quads, QAB.noAnswer) is not None
+        found[answer.id] = Reply(
+            answer.id,
+            None if error is not None or no_answer else answer,
+            error.value if error is not None else None,
+            float(millis.value) if millis is not None else None,
+            executed.value if executed is not None else None,
+        )
+    return found
