@@ -1,8 +1,9 @@
 """Background runs of the ask page: start a pipeline run, follow its stages, fetch the result.
 
-``AskJobs`` runs each question in a worker thread (at most ``workers`` at a time; more wait
-their turn) and records the pipeline's progress events, so the page can poll
-``/ask/jobs/<id>`` without reloading. Finished jobs are kept for a while (the newest
+``AskJobs`` hands each question to ``submit`` (the app's bounded ``RagPool``, which refuses when
+it is full) or, without one, to a thread of its own (at most ``workers`` at a time), and
+records the pipeline's progress events, so the page can poll ``/ask/jobs/<id>`` without
+reloading. Finished jobs are kept for a while (the newest
 ``keep``) and then forgotten; the stored run stays in the rag graph. One instance per app.
 """
 
@@ -20,6 +21,7 @@ from rag.run import ProgressEvent, RagRun
 from store.errors import StoreError
 
 Work = Callable[[Callable[[ProgressEvent], None]], tuple[RagRun, str | None]]
+Submit = Callable[[Callable[[], None]], object]
 
 
 @dataclass
@@ -70,22 +72,42 @@ class AskJob:
 class AskJobs:
     """Runs ask-page questions in worker threads and keeps their progress."""
 
-    def __init__(self, stages: tuple[str, ...], *, workers: int = 4, keep: int = 200) -> None:
+    def __init__(
+        self,
+        stages: tuple[str, ...],
+        *,
+        workers: int = 4,
+        keep: int = 200,
+        submit: Submit | None = None,
+    ) -> None:
         self._stages = stages
+        self._submit = submit
         self._slots = threading.BoundedSemaphore(max(1, workers))
         self._keep = keep
         self._jobs: OrderedDict[str, AskJob] = OrderedDict()
         self._lock = threading.Lock()
 
     def start(self, work: Work) -> AskJob:
-        """Start ``work`` (which runs the pipeline with a progress callback) in a thread."""
+        """Start ``work`` (which runs the pipeline with a progress callback) in the background.
+
+        Raises:
+            Exception: whatever ``submit`` raises when it refuses the work (nothing is kept).
+        """
         job = AskJob(secrets.token_urlsafe(12), {s: StageState(s) for s in self._stages})
         with self._lock:
             self._jobs[job.id] = job
             while len(self._jobs) > self._keep:
                 self._jobs.popitem(last=False)
-        thread = threading.Thread(target=self._run, args=(job, work), daemon=True)
-        thread.start()
+        if self._submit is None:
+            thread = threading.Thread(target=self._run, args=(job, work), daemon=True)
+            thread.start()
+            return job
+        try:
+            self._submit(lambda: self._run(job, work))
+        except Exception:
+            with self._lock:
+                self._jobs.pop(job.id, None)
+            raise
         return job
 
     def _run(self, job: AskJob, work: Work) -> None:

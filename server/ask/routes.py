@@ -18,7 +18,9 @@ malformed query 400 with its column, no index or model 503); the page shows them
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
 from pyoxigraph import Literal, NamedNode
@@ -28,6 +30,12 @@ from rag.models.generators import GENERATOR_NAMES
 from rag.pipeline import STAGES, check_question
 from rag.provenance import run_from_quads
 from rag.run import Progress, RagRun
+from server.ask.admission import (
+    PoolFullError,
+    RagPool,
+    busy_problem,
+    check_generator,
+)
 from server.ask.jobs import AskJob, AskJobs
 from server.ask.payloads import bioasq_json, qald_json, run_json
 from server.ask.service import RagService, UnknownGeneratorError
@@ -36,10 +44,13 @@ from server.linked_data.documents import document
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import href
 from server.services import Services, Visibility, services
+from server.web.limits import check_rate, limits
 from server.web.problems import Problem
 from vocab.project import QAB
 
 bp = Blueprint("ask", __name__)
+
+T = TypeVar("T")
 
 BIOASQ_JSON = "application/vnd.bioasq+json"
 
@@ -51,7 +62,13 @@ def _setup(state: object) -> None:
     service = RagService(svc.config)
     app.extensions["rag"] = service
     svc.closers.append(service.close)
-    app.extensions["ask_jobs"] = AskJobs(STAGES)
+    config = svc.config
+    pool = RagPool(
+        config.rag.workers, config.rag.queue, sync_waiters=max(1, config.server.threads // 2)
+    )
+    app.extensions["rag_pool"] = pool
+    svc.closers.append(pool.close)
+    app.extensions["ask_jobs"] = AskJobs(STAGES, submit=pool.submit)
 
 
 def rag_service() -> RagService:
@@ -59,6 +76,34 @@ def rag_service() -> RagService:
     found = current_app.extensions["rag"]
     assert isinstance(found, RagService)
     return found
+
+
+def rag_pool() -> RagPool:
+    """Return the app's bounded pool of RAG runs."""
+    found = current_app.extensions["rag_pool"]
+    assert isinstance(found, RagPool)
+    return found
+
+
+def _admit() -> None:
+    """Count a question against the client's rate (``server.rag_requests_per_minute``).
+
+    Raises:
+        Problem: 429 with ``Retry-After``.
+    """
+    check_rate(limits().rag, "questions")
+
+
+def _in_pool(work: Callable[[], T]) -> T:
+    """Run ``work`` in the RAG pool and wait for it (429 when the pool is full)."""
+    try:
+        return rag_pool().run(work)
+    except PoolFullError as exc:
+        raise busy_problem(exc) from exc
+    except TimeoutError as exc:
+        raise Problem(
+            503, f"The RAG system gave {exc}; try again later.", QAB.ServerBusy, "RAG system busy"
+        ) from exc
 
 
 def ask_jobs() -> AskJobs:
@@ -90,6 +135,7 @@ def _form() -> AskForm:
             400,
             f"Unknown generator {generator!r:.60}; expected one of: {', '.join(GENERATOR_NAMES)}.",
         )
+    check_generator(generator, services().config)
     query = form.get("query")
     query = query.strip() if query and query.strip() else None
     shown = (form.get("shown_query") or "").strip()
@@ -157,8 +203,10 @@ def ask_page() -> str:
 def ask_submit() -> Response | tuple[str, int]:
     """Answer the form synchronously: the result page (or the run as JSON)."""
     form = _form()
+    _admit()
+    svc, rag = services(), rag_service()
     try:
-        run, iri = _execute(services(), rag_service(), form)
+        run, iri = _in_pool(lambda: _execute(svc, rag, form))
     except (RagError, UnknownGeneratorError) as exc:
         problem = problem_for(exc)
         if _wants_json():
@@ -179,9 +227,13 @@ def start_job() -> tuple[Response, int]:
         check_question(form.question, rag.config.rag.max_question_chars)
     except RagError as exc:
         raise problem_for(exc) from exc
+    _admit()
     # the generator's model (if any) loads inside the job, so the page shows progress meanwhile
     svc = services()
-    job = ask_jobs().start(lambda progress: _execute(svc, rag, form, progress))
+    try:
+        job = ask_jobs().start(lambda progress: _execute(svc, rag, form, progress))
+    except PoolFullError as exc:
+        raise busy_problem(exc) from exc
     url = f"/ask/jobs/{job.id}"
     response = jsonify({"job": job.id, "progress": url, "state": job.state})
     response.headers["Location"] = url
@@ -239,11 +291,21 @@ def api_qa() -> Response:
     )
     svc, rag = services(), rag_service()
     try:
-        run = rag.system().ask(question, kind=kind, language=language)
+        check_question(question, rag.config.rag.max_question_chars)
     except RagError as exc:
         raise problem_for(exc) from exc
-    iri = rag.store_run(svc.store, run)
-    svc.notify_write()
+    _admit()
+
+    def _answer() -> tuple[RagRun, NamedNode]:
+        run = rag.system().ask(question, kind=kind, language=language)
+        stored = rag.store_run(svc.store, run)
+        svc.notify_write()
+        return run, stored
+
+    try:
+        run, iri = _in_pool(_answer)
+    except RagError as exc:
+        raise problem_for(exc) from exc
     if wants_bioasq:
         response = jsonify(bioasq_json(run, question_id))
         response.mimetype = BIOASQ_JSON

@@ -223,7 +223,13 @@ def rag_server_config(tmp: Path, index_dir: Path, **rag: Any) -> Config:
     """Return a server configuration over ``index_dir`` with extra ``[rag]`` keys."""
     return config_from_dict(
         {
-            "server": {"base_iri": BASE, "demo": False, "query_workers": 1},
+            # No per-client rate here: the tests of the limits set it themselves.
+            "server": {
+                "base_iri": BASE,
+                "demo": False,
+                "query_workers": 1,
+                "rag_requests_per_minute": 0,
+            },
             "store": {"data_dir": str(tmp / "data")},
             "rag": {"index_dir": str(index_dir), **rag},
         },

@@ -309,10 +309,14 @@ def test_endpoint_down_still_answers_and_says_so(
 
 
 def test_job_with_an_unconfigured_endpoint_fails_with_service_unavailable(
-    rag_client: Any,
+    rag_client: Any, rag_app: Any
 ) -> None:
+    # openai-http is a heavy generator: the submit token opens it.
+    token = rag_app.extensions["form_secrets"].submit_token
     started = rag_client.post(
-        "/ask/jobs", data={"question": ASPIRIN, "generator": "openai-http"}, headers=JSON
+        "/ask/jobs",
+        data={"question": ASPIRIN, "generator": "openai-http"},
+        headers={**JSON, "Authorization": f"Bearer {token}"},
     )
     assert started.status_code == 202
     body = wait_job(rag_client, started.get_json()["progress"])
