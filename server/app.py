@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from server.web import auth, caching, cors
 from server.web.headers import install_headers
 from server.web.limits import install_limits
 from server.web.problems import register_error_handlers
+from store import graphs
 from store.permissions import private_directory
 from store.protocol import RdfStore
 from store.remote import RemoteStore
@@ -48,6 +50,9 @@ from vocab.project import QAB
 from vocab.standard import RDF
 
 log = logging.getLogger(__name__)
+
+# The password of ``store.remote_user`` (never in config.toml).
+STORE_PASSWORD_ENV = "QABENCH_STORE_PASSWORD"  # noqa: S105 (a variable name, not a secret)
 
 # Every route of the web server, one blueprint per kind of page or endpoint; the URL prefix a
 # blueprint owns is written in its module (``/experiment/...`` in ``server.pages.experiments``).
@@ -84,10 +89,16 @@ def open_store(config: Config) -> RdfStore:
         StoreError: if the store cannot be opened.
     """
     if config.store.remote_query_url:
+        # qabench's graphs all live under <base>/graph/: an engine shared with other data
+        # (or Virtuoso's own graphs) stays out of listings, dumps and the public endpoint.
         return RemoteStore(
             config.store.remote_query_url,
             config.store.remote_update_url or config.store.remote_query_url,
             config.store.remote_store_url,
+            user=config.store.remote_user,
+            password=os.environ.get(STORE_PASSWORD_ENV, ""),
+            graph_prefix=graphs.graph_prefix(config.base_iri),
+            timeout=config.store.remote_timeout_seconds,
         )
     return TripleStore.open(config.store_path)
 

@@ -78,6 +78,11 @@ class StoreConfig:
     remote_query_url: str = ""
     remote_update_url: str = ""
     remote_store_url: str = ""
+    # User for HTTP digest authentication at those URLs (e.g. Virtuoso's /sparql-auth); the
+    # password comes from the environment variable QABENCH_STORE_PASSWORD, never this file.
+    remote_user: str = ""
+    # Seconds one request to the remote server may take.
+    remote_timeout_seconds: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +190,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "server.port": (0, 65535),
     "server.threads": (1, 256),
     "server.query_timeout_seconds": (0.1, 3600),
+    "store.remote_timeout_seconds": (0.1, 86400),
     "server.max_result_rows": (1, 10_000_000),
     "server.query_workers": (1, 64),
     "server.sitemap_page_size": (1, 50_000),

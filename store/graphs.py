@@ -61,6 +61,11 @@ def admin_graph(base: str) -> NamedNode:
     return iris.graph_iri(base, "admin")
 
 
+def graph_prefix(base: str) -> str:
+    """Return the IRI prefix shared by every graph qabench writes (a remote store's scope)."""
+    return iris.graph_iri(base).value + "/"
+
+
 def experiment_graph_prefix(base: str) -> str:
     """Return the IRI prefix shared by every experiment graph."""
     return iris.graph_iri(base, "experiment").value + "/"

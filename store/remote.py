@@ -1,13 +1,24 @@
 """`RemoteStore`: the ``RdfStore`` role over an external SPARQL 1.1 server (Protocol, Update, GSP).
 
-For deployments that outgrow one machine: Oxigraph server, Fuseki, Virtuoso or QLever behind
-three URLs (query, update, Graph Store Protocol). Results come back as SPARQL JSON (SELECT/ASK)
-or N-Triples (CONSTRUCT/DESCRIBE) and are turned into the same pyoxigraph values the embedded
-store returns. Differences a caller may notice: ``substitutions`` are sent as a trailing
-``VALUES`` clause (the variable must be projected, as with the embedded store), and the union
-default graph is requested by naming every graph with ``default-graph-uri`` (and, as the
-protocol would otherwise empty them, the named graphs with ``named-graph-uri``). Writes are SPARQL
-updates (one request each, so one transaction on servers that make updates atomic).
+For deployments that outgrow one machine: Oxigraph server or Virtuoso (both tested; Fuseki and
+QLever speak the same protocols) behind three URLs (query, update, Graph Store Protocol).
+Results come back as SPARQL JSON (SELECT/ASK) or N-Triples (CONSTRUCT/DESCRIBE) and are turned
+into the same pyoxigraph values the embedded store returns (``store.wire`` smooths over engine
+deviations; an answer the engine flags as cut short raises ``RemoteStoreError``).
+
+Differences a caller may notice: ``substitutions`` are sent as a trailing ``VALUES`` clause (the
+variable must be projected, as with the embedded store), and the union default graph is
+requested by naming every graph with ``default-graph-uri`` (and, as the protocol would otherwise
+empty them, the named graphs with ``named-graph-uri``). With ``graph_prefix`` the store sees only
+the graphs whose IRI starts with it (an engine shared with other data, engine-internal graphs);
+Virtuoso's own graphs are never listed.
+
+Atomicity: every write is one HTTP request. Servers that run a request in one transaction
+(Oxigraph) make every write all-or-nothing. Virtuoso commits each *operation* of a request on
+its own, so writes are shaped to fail safely there: ``add`` is one operation, ``apply`` of up to
+``TEMPLATE_QUADS`` quads is one ``DELETE … INSERT … WHERE {}`` operation, and a larger ``apply``
+inserts before it deletes, so a failure between the two leaves the old quads next to the new
+ones and never loses data (docs/virtuoso.md).
 """
 
 from __future__ import annotations
@@ -23,28 +34,50 @@ from pyoxigraph import (
     NamedNode,
     Quad,
     QueryBoolean,
-    QueryResultsFormat,
     QuerySolutions,
     RdfFormat,
     Store,
     Variable,
     parse,
-    parse_query_results,
     serialize,
 )
 
+from store import wire
 from store.errors import QuerySyntaxError, RdfSyntaxError, RemoteStoreError, StoreError
 from store.formats import write_quads
 from store.protocol import GraphName, Term
-from store.triplestore import QueryResult, _position, _quad_text
+from store.triplestore import QueryResult, _position
 
-_ACCEPT = "application/sparql-results+json, application/n-triples;q=0.9"
-_UPDATE_CHUNK = 2000
+_RESULTS = "application/sparql-results+json"
+_TRIPLES = "application/n-triples"
+# Quads one DELETE/INSERT template may hold: Virtuoso 7.2 refuses templates whose generated SQL
+# passes 10,000 lines (about 1,200 quads); data blocks (INSERT DATA) have no such limit.
+TEMPLATE_QUADS = 500
+# Virtuoso's authenticated endpoint compiles update constants into SQL text (it prepends
+# ``define sql:big-data-const 0``), which caps one operation at about 1,200 quads; this pragma
+# (Virtuoso's own syntax, sent to Virtuoso only) passes them as data again.
+VIRTUOSO_UPDATE_PRAGMA = "DEFINE sql:big-data-const 1\n"
+VIRTUOSO = "virtuoso"
+# Named as the only graph of a query whose dataset must be empty (the protocol has no other way
+# to say so: without any graph parameter the engine picks its whole store).
+_NO_GRAPH = "urn:x-qabench:no-graph"
+_UNKNOWN = (
+    "; a write sent this way may or may not have taken effect (on Virtuoso each operation "
+    "either did or did not)"
+)
+# Graphs Virtuoso keeps for itself in the quad store (its schema, LDP, URIQA): never ours.
+ENGINE_GRAPHS = frozenset(
+    {
+        "http://www.openlinksw.com/schemas/virtrdf#",
+        "http://www.w3.org/ns/ldp#",
+        "http://localuriqaserver/sparql",
+    }
+)
 
 
 def _values(substitutions: Mapping[str, Term]) -> str:
     names = " ".join(str(Variable(k)) for k in substitutions)
-    row = " ".join(str(v) for v in substitutions.values())
+    row = " ".join(wire.term_text(v) or "UNDEF" for v in substitutions.values())
     return f"\nVALUES ({names}) {{ ({row}) }}"
 
 
@@ -57,27 +90,73 @@ class RemoteStore:
         update_url: str,
         store_url: str = "",
         *,
+        user: str = "",
+        password: str = "",
+        graph_prefix: str = "",
+        engine: str = "",
         timeout: float = 60.0,
         client: httpx.Client | None = None,
     ) -> None:
+        """Reach a SPARQL server at three URLs.
+
+        Args:
+            query_url: the SPARQL 1.1 Protocol query endpoint.
+            update_url: the SPARQL 1.1 Update endpoint.
+            store_url: the Graph Store Protocol endpoint (empty: loads go through updates).
+            user: user for HTTP digest authentication (empty: none), e.g. Virtuoso's
+                ``/sparql-auth``.
+            password: that user's password.
+            graph_prefix: see only graphs whose IRI starts with this (empty: every graph).
+            engine: ``virtuoso`` to use Virtuoso's update pragma, ``sparql`` for none; empty
+                (the default) reads it from the server's ``Server`` header.
+            timeout: seconds one request may take.
+            client: an HTTP client to use instead of a new one.
+        """
         self.query_url = query_url
         self.update_url = update_url
         self.store_url = store_url
-        self._client = client or httpx.Client(timeout=timeout)
+        self.graph_prefix = graph_prefix
+        self.engine = engine
+        auth = httpx.DigestAuth(user, password) if user else None
+        self._client = client or httpx.Client(timeout=timeout, auth=auth)
 
     # ------------------------------------------------------------------ reading
-    def _post_query(
-        self, sparql: str, params: list[tuple[str, str | int | float | bool | None]]
+    def _post(
+        self,
+        url: str,
+        *,
+        data: dict[str, str | list[str]] | None = None,
+        content: bytes | None = None,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> httpx.Response:
         try:
             response = self._client.post(
-                self.query_url,
-                params=params,
-                content=sparql.encode("utf-8"),
-                headers={"Content-Type": "application/sparql-query", "Accept": _ACCEPT},
+                url, data=data, content=content, params=params, headers=headers
             )
+        except httpx.ConnectError as exc:
+            raise RemoteStoreError(f"Cannot reach {url}: {exc}") from exc
+        except httpx.TimeoutException as exc:
+            raise RemoteStoreError(f"{url} did not answer in time ({exc}){_UNKNOWN}") from exc
         except httpx.HTTPError as exc:
-            raise RemoteStoreError(f"Cannot reach {self.query_url}: {exc}") from exc
+            raise RemoteStoreError(f"{url} broke off the exchange ({exc}){_UNKNOWN}") from exc
+        if not self.engine:
+            self.engine = wire.engine_of(response.headers) or "sparql"
+        return response
+
+    def _post_query(
+        self, sparql: str, default_graph: list[str], named_graphs: list[str]
+    ) -> httpx.Response:
+        graph_result = wire.query_form(sparql) in ("CONSTRUCT", "DESCRIBE")
+        # The protocol's form-encoded POST: every engine accepts it (Virtuoso 7.2 never answers
+        # a POST whose body is the bare query).
+        form: dict[str, str | list[str]] = {"query": sparql}
+        if default_graph:
+            form["default-graph-uri"] = default_graph
+        if named_graphs:
+            form["named-graph-uri"] = named_graphs
+        accept = _TRIPLES if graph_result else _RESULTS
+        response = self._post(self.query_url, data=form, headers={"Accept": accept})
         if response.status_code == 400:
             line, column = _position(response.text)
             raise QuerySyntaxError(f"Malformed SPARQL: {response.text[:500]}", line, column)
@@ -85,6 +164,9 @@ class RemoteStore:
             raise RemoteStoreError(
                 f"{self.query_url} answered {response.status_code}: {response.text[:300]}"
             )
+        cut = wire.incomplete(response.headers)
+        if cut:
+            raise RemoteStoreError(f"{self.query_url} returned incomplete results: {cut}")
         return response
 
     def query(
@@ -101,33 +183,39 @@ class RemoteStore:
 
         Raises:
             QuerySyntaxError: if the server reports a malformed query (400).
-            RemoteStoreError: if the server cannot be reached or fails.
+            RemoteStoreError: if the server cannot be reached, fails or cuts the result short.
         """
         if substitutions:
             sparql += _values(substitutions)
         if base_iri:
             sparql = f"BASE {NamedNode(base_iri)}\n{sparql}"
-        if (union_default_graph and default_graph is None) or (
-            default_graph is not None and named_graphs is None
-        ):
-            # The protocol empties the named graphs when only default-graph-uri is given, and
-            # has no union default graph: name every graph to match the embedded store.
-            every = self.graphs()
-            if default_graph is None:
-                default_graph = list(every)
-            named_graphs = every
-        params: list[tuple[str, str | int | float | bool | None]] = [
-            ("default-graph-uri", g.value) for g in default_graph or [] if isinstance(g, NamedNode)
-        ]
-        params += [("named-graph-uri", g.value) for g in named_graphs or []]
-        response = self._post_query(sparql, params)
+        if named_graphs is None:
+            # The protocol empties the named graphs when only default-graph-uri is given, has no
+            # union default graph, and without any graph parameter lets the engine pick its
+            # whole store (Virtuoso: every graph, its own included, as the default graph): name
+            # every graph this store sees, to match the embedded store.
+            named_graphs = self.graphs()
+            if union_default_graph and default_graph is None:
+                default_graph = list(named_graphs)
+        default = [g.value for g in default_graph or [] if isinstance(g, NamedNode)]
+        named = [g.value for g in named_graphs]
+        response = self._post_query(sparql, default, named or ([] if default else [_NO_GRAPH]))
         media = response.headers.get("Content-Type", "").split(";")[0].strip()
-        if media in ("application/sparql-results+json", "application/json"):
-            return parse_query_results(response.content, QueryResultsFormat.JSON)
+        if media in (_RESULTS, "application/json"):
+            return wire.parse_json_results(response.content)
         # A graph result: give callers the same QueryTriples type the embedded store returns.
         scratch = Store()
-        scratch.load(response.content, RdfFormat.N_TRIPLES)
+        try:
+            scratch.load(response.content, RdfFormat.N_TRIPLES)
+        except SyntaxError as exc:
+            raise RemoteStoreError(f"{self.query_url} sent unreadable N-Triples: {exc}") from exc
         return scratch.query("CONSTRUCT WHERE { ?s ?p ?o }")
+
+    def _select(self, sparql: str) -> QuerySolutions:
+        # Our own SELECTs over GRAPH ?g with the graph filter: the engine's whole store.
+        result = wire.parse_json_results(self._post_query(sparql, [], []).content)
+        assert isinstance(result, QuerySolutions)
+        return result
 
     def select(self, sparql: str, **substitutions: Term) -> list[dict[str, Term]]:
         """Run a SELECT over the union of all graphs; rows map variable names to terms."""
@@ -144,6 +232,17 @@ class RemoteStore:
             raise StoreError("ask() needs an ASK query")
         return bool(result)
 
+    def _sees(self, graph: NamedNode) -> bool:
+        return graph.value.startswith(self.graph_prefix) and graph.value not in ENGINE_GRAPHS
+
+    def _graph_filter(self) -> str:
+        hidden = ", ".join(f"<{g}>" for g in sorted(ENGINE_GRAPHS))
+        text = f"FILTER (?g NOT IN ({hidden}))"
+        if self.graph_prefix:
+            prefix = wire.term_text(NamedNode(self.graph_prefix))
+            text += f"\nFILTER (STRSTARTS(STR(?g), STR({prefix})))"
+        return text
+
     def quads(
         self,
         subject: NamedNode | BlankNode | None = None,
@@ -151,22 +250,35 @@ class RemoteStore:
         obj: Term | None = None,
         graph: GraphName | None = None,
     ) -> Iterator[Quad]:
-        """Iterate the quads matching a pattern (``None`` is a wildcard)."""
-        s = str(subject) if subject is not None else "?s"
+        """Iterate the quads matching a pattern (``None`` is a wildcard).
+
+        A blank node no query can name (one read from another store) matches nothing.
+        """
+        s = wire.term_text(subject) if subject is not None else "?s"
         p = str(predicate) if predicate is not None else "?p"
-        o = str(obj) if obj is not None else "?o"
+        o = wire.term_text(obj) if obj is not None else "?o"
+        if s is None or o is None or (isinstance(graph, NamedNode) and not self._sees(graph)):
+            return
+        # STR(?o): the full lexical form of floats, which Virtuoso's result writers round.
+        lexical = " (STR(?o) AS ?lex)" if obj is None else ""
         if isinstance(graph, DefaultGraph):
-            text = f"SELECT ?s ?p ?o WHERE {{ {s} {p} {o} }}"
+            text = f"SELECT ?s ?p ?o{lexical} WHERE {{ {s} {p} {o} }}"
+        elif graph is not None:
+            text = f"SELECT ?s ?p ?o{lexical} WHERE {{ GRAPH {graph} {{ {s} {p} {o} }} }}"
         else:
-            g = str(graph) if graph is not None else "?g"
-            text = f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {g} {{ {s} {p} {o} }} }}"
-        result = self.query(text)
-        assert isinstance(result, QuerySolutions)
-        for row in result:
+            text = (
+                f"SELECT ?s ?p ?o ?g{lexical} WHERE {{ GRAPH ?g {{ {s} {p} {o} }}\n"
+                f"{self._graph_filter()} }}"
+            )
+        rows = self._select(text)
+        exact = self.engine == VIRTUOSO  # known once the engine has answered
+        for row in rows:
             yield Quad(
                 subject if subject is not None else row["s"],
                 predicate if predicate is not None else row["p"],
-                obj if obj is not None else row["o"],
+                obj
+                if obj is not None
+                else wire.full_precision(row["o"], row["lex"], canonical=exact),
                 graph if graph is not None else row["g"],
             )
 
@@ -179,72 +291,118 @@ class RemoteStore:
         return sorted(quads, key=str)
 
     def graphs(self) -> list[NamedNode]:
-        """Return every named graph."""
-        result = self.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
-        assert isinstance(result, QuerySolutions)
-        return [row["g"] for row in result if isinstance(row["g"], NamedNode)]
+        """Return every named graph this store sees."""
+        rows = self._select(
+            f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }}\n{self._graph_filter()} }}"
+        )
+        return [row["g"] for row in rows if isinstance(row["g"], NamedNode)]
 
     def has_graph(self, graph: NamedNode) -> bool:
         """Return whether the named graph exists (holds at least one quad)."""
-        return bool(self.query(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}"))
+        if not self._sees(graph):
+            return False
+        text = f"SELECT ?s WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }} LIMIT 1"
+        return any(True for _ in self._select(text))
 
     def __len__(self) -> int:
-        result = self.query("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
+        result = self.query(
+            f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH ?g {{ ?s ?p ?o }}\n{self._graph_filter()} }}"
+        )
         assert isinstance(result, QuerySolutions)
         return int(next(iter(result))["n"].value)
 
     # ------------------------------------------------------------------ writing
+    def _send_update(self, text: str, *, ours: bool) -> None:
+        if ours and self._is_virtuoso():
+            text = VIRTUOSO_UPDATE_PRAGMA + text
+        response = self._post(
+            self.update_url,
+            content=text.encode("utf-8"),
+            headers={"Content-Type": "application/sparql-update"},
+        )
+        if response.status_code == 400 and not ours:
+            line, column = _position(response.text)
+            raise QuerySyntaxError(f"Malformed SPARQL update: {response.text[:500]}", line, column)
+        if response.status_code >= 300:
+            raise RemoteStoreError(
+                f"{self.update_url} refused the write ({response.status_code}): "
+                f"{response.text[:300]}"
+            )
+
+    def _is_virtuoso(self) -> bool:
+        if not self.engine:
+            self._post(self.query_url, data={"query": "ASK {}"})
+        return self.engine == VIRTUOSO
+
     def update(self, sparql_update: str) -> None:
-        """Run a SPARQL update on the remote server.
+        """Run a SPARQL update on the remote server, as one request.
+
+        Virtuoso commits each operation of a request on its own: a request of several
+        operations that fails part-way keeps the operations before the failing one.
 
         Raises:
             QuerySyntaxError: if the server reports a malformed update (400).
             RemoteStoreError: if the server cannot be reached or fails.
         """
-        try:
-            response = self._client.post(
-                self.update_url,
-                content=sparql_update.encode("utf-8"),
-                headers={"Content-Type": "application/sparql-update"},
-            )
-        except httpx.HTTPError as exc:
-            raise RemoteStoreError(f"Cannot reach {self.update_url}: {exc}") from exc
-        if response.status_code == 400:
-            line, column = _position(response.text)
-            raise QuerySyntaxError(f"Malformed SPARQL update: {response.text[:500]}", line, column)
-        if response.status_code >= 300:
-            raise RemoteStoreError(
-                f"{self.update_url} answered {response.status_code}: {response.text[:300]}"
-            )
+        self._send_update(sparql_update, ours=False)
 
     def add(self, quads: Iterable[Quad]) -> None:
-        """Add quads with one update request."""
-        self.apply(add=quads)
+        """Add quads with one update operation (all or nothing on every engine).
+
+        Raises:
+            RemoteStoreError: if the server refuses the write; nothing is written then.
+        """
+        new = list(dict.fromkeys(quads))
+        if not new:
+            return
+        if any(isinstance(t, BlankNode) for q in new for t in (q.subject, q.object)):
+            # New blank nodes: a template (INSERT DATA may not hold them on Virtuoso).
+            self._send_update(
+                f"INSERT {{\n{wire.block(new, fresh_blank_nodes=True)}\n}} WHERE {{}}", ours=True
+            )
+            return
+        self._send_update(f"INSERT DATA {{\n{wire.block(new)}\n}}", ours=True)
 
     def apply(self, remove: Iterable[Quad] = (), add: Iterable[Quad] = ()) -> None:
-        """Remove then add quads with one update request (blank nodes cannot be removed)."""
-        parts: list[str] = []
-        for keyword, quads in (("DELETE DATA", list(remove)), ("INSERT DATA", list(add))):
-            for start in range(0, len(quads), _UPDATE_CHUNK):
-                body = "\n".join(_quad_text(q) for q in quads[start : start + _UPDATE_CHUNK])
-                parts.append(f"{keyword} {{\n{body}\n}}")
-        if parts:
-            self.update(" ;\n".join(parts))
+        """Remove then add quads in one request (blank nodes cannot be removed).
+
+        One operation when it fits in ``TEMPLATE_QUADS`` quads; otherwise the quads are added
+        first and the others removed after, so that an engine that commits operation by
+        operation (Virtuoso) never loses the new quads nor keeps a half-removed set.
+
+        Raises:
+            RemoteStoreError: if the server refuses the write (nothing is written then, except
+                on Virtuoso when the removal fails after the addition: see above).
+        """
+        new = list(dict.fromkeys(add))
+        fresh = set(new)
+        old = [q for q in dict.fromkeys(remove) if q not in fresh]
+        if not old:
+            self.add(new)
+            return
+        if not new:
+            self._send_update(f"DELETE DATA {{\n{wire.block(old)}\n}}", ours=True)
+        elif len(old) + len(new) <= TEMPLATE_QUADS:
+            self._send_update(
+                f"DELETE {{\n{wire.block(old)}\n}}\nINSERT {{\n{wire.block(new)}\n}}\nWHERE {{}}",
+                ours=True,
+            )
+        else:
+            self._send_update(
+                f"INSERT DATA {{\n{wire.block(new)}\n}} ;\nDELETE DATA {{\n{wire.block(old)}\n}}",
+                ours=True,
+            )
 
     def replace_graph(self, graph: NamedNode, quads: Iterable[Quad]) -> None:
-        """Replace the content of ``graph`` with ``quads`` in one update request."""
+        """Replace the content of ``graph`` with ``quads`` (``apply`` of old and new)."""
         new = [Quad(q.subject, q.predicate, q.object, graph) for q in quads]
-        parts = [f"DROP SILENT GRAPH {graph}"]
-        for start in range(0, len(new), _UPDATE_CHUNK):
-            body = "\n".join(_quad_text(q) for q in new[start : start + _UPDATE_CHUNK])
-            parts.append(f"INSERT DATA {{\n{body}\n}}")
-        self.update(" ;\n".join(parts))
+        self.apply(remove=list(self.quads(graph=graph)), add=new)
 
     def drop_graphs(self, graphs: Iterable[NamedNode]) -> None:
-        """Remove whole named graphs with one update request."""
+        """Remove whole named graphs with one request (on Virtuoso, graph by graph)."""
         statements = [f"DROP SILENT GRAPH {g}" for g in graphs]
         if statements:
-            self.update(" ;\n".join(statements))
+            self._send_update(" ;\n".join(statements), ours=True)
 
     def load(
         self,
@@ -254,7 +412,15 @@ class RemoteStore:
         graph: NamedNode | None = None,
         base_iri: str | None = None,
     ) -> None:
-        """Parse RDF locally (so syntax errors surface here) and add it in one update."""
+        """Parse RDF locally (so syntax errors surface here), then add it with one request.
+
+        Triples bound for a named graph go to the Graph Store Protocol endpoint when there is
+        one (one POST of N-Triples, blank nodes included); anything else is ``add``.
+
+        Raises:
+            RdfSyntaxError: if the input does not parse; nothing is sent then.
+            RemoteStoreError: if the server refuses the write.
+        """
         raw = data if isinstance(data, bytes) else data.read()
         try:
             parsed = list(parse(raw, rdf_format, base_iri=base_iri))
@@ -274,18 +440,15 @@ class RemoteStore:
         self.add(quads)
 
     def _gsp_post(self, graph: NamedNode, ntriples: bytes) -> None:
-        try:
-            response = self._client.post(
-                self.store_url,
-                params={"graph": graph.value},
-                content=ntriples,
-                headers={"Content-Type": "application/n-triples"},
-            )
-        except httpx.HTTPError as exc:
-            raise RemoteStoreError(f"Cannot reach {self.store_url}: {exc}") from exc
+        response = self._post(
+            self.store_url,
+            params={"graph": graph.value},
+            content=ntriples,
+            headers={"Content-Type": "application/n-triples"},
+        )
         if response.status_code >= 300:
             raise RemoteStoreError(
-                f"{self.store_url} answered {response.status_code}: {response.text[:300]}"
+                f"{self.store_url} refused the load ({response.status_code}): {response.text[:300]}"
             )
 
     def dump(

@@ -7,10 +7,11 @@ import sys
 from types import TracebackType
 from typing import Any
 
+from server.app import open_store
 from server.cli.store_owner import running_server
 from server.config import Config
 from store.errors import StoreLockedError
-from store.triplestore import TripleStore
+from store.protocol import RdfStore
 
 
 class CliError(Exception):
@@ -22,14 +23,14 @@ class Context:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self._store: TripleStore | None = None
+        self._store: RdfStore | None = None
 
     @property
-    def store(self) -> TripleStore:
-        """Return the store, opening it on first use."""
+    def store(self) -> RdfStore:
+        """Return the store (embedded, or the remote one ``store.remote_*`` names), opened once."""
         if self._store is None:
             try:
-                self._store = TripleStore.open(self.config.store_path)
+                self._store = open_store(self.config)
             except StoreLockedError as exc:
                 server = running_server(self.config.data_dir)
                 if server is None:

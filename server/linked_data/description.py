@@ -153,9 +153,11 @@ def void_description(svc: Services) -> list[Quad]:
     dump = iris.page_iri(base, "dump.nq")
     packed = iris.page_iri(base, "dump.nq.gz")
     vis = svc.visibility()
-    experiments = [
-        g for g in vis.graphs if g.value.startswith(graphs.experiment_graph_prefix(base))
-    ]
+    # Sorted: stores list graphs in no particular order, and the example must not depend on it.
+    experiments = sorted(
+        (g for g in vis.graphs if g.value.startswith(graphs.experiment_graph_prefix(base))),
+        key=lambda g: g.value,
+    )
     licence = NamedNode(DATA_LICENSE)
     n_quads = NamedNode(_MEDIA_TYPES + "application/n-quads")
     quads = [

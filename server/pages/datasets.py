@@ -82,12 +82,14 @@ def _question(svc: Services, qiri: NamedNode, graph: NamedNode) -> dict[str, obj
     props: Props = defaultdict(list)
     for quad in svc.store.quads(qiri, None, None, graph):
         props[quad.predicate].append(quad.object)
-    gold: list[TermView] = []
+    answers: list[object] = []
     for answer_set in props.get(QAB.answerSet, []):
         if isinstance(answer_set, NamedNode):
             for quad in svc.store.quads(answer_set, None, None, graph):
                 if quad.predicate in (QAB.answer, QAB.booleanAnswer):
-                    gold.append(term_view(quad.object, svc.base))
+                    answers.append(quad.object)
+    # In a stable order of their own: stores return quads in no particular order.
+    gold: list[TermView] = [term_view(a, svc.base) for a in sorted(answers, key=str)]
     texts = sorted(
         (t.language or "", t.value) for t in props.get(QAB.text, []) if isinstance(t, Literal)
     )
