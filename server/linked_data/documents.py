@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import islice
+from urllib.parse import unquote
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
@@ -65,6 +66,17 @@ def experiment_graph_of(svc: Services, iri: NamedNode) -> NamedNode | None:
     return graphs.experiment_graph(svc.base, iri.value[len(prefix) :])
 
 
+def owner_graph(svc: Services, iri: NamedNode) -> NamedNode | None:
+    """Return the experiment graph that holds ``iri`` by its URL layout (experiments, tasks and
+    everything below them), or ``None`` for resources that are not an experiment's."""
+    for kind in ("experiment", "task"):
+        prefix = f"{svc.base}/{kind}/"
+        if iri.value.startswith(prefix):
+            experiment_id = unquote(iri.value[len(prefix) :].split("/", 1)[0].split("#", 1)[0])
+            return graphs.experiment_graph(svc.base, experiment_id) if experiment_id else None
+    return None
+
+
 def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:
     """Return the document of ``iri`` for a reader with visibility ``vis`` (empty: unknown).
 
@@ -74,20 +86,29 @@ def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:
         vis: what the reader may see.
     """
     out: dict[Quad, None] = {}
+    owner = owner_graph(svc, iri)
+    if owner is not None and not vis.can_see(owner):
+        # Decided before the store is read: a private experiment's resources and missing ones
+        # take the same (constant) time, so timing cannot tell which private ids exist.
+        return []
     own_graph = experiment_graph_of(svc, iri)
-    if own_graph is not None and vis.can_see(own_graph):
+    if own_graph is not None:
         # A graph holds each quad once, so no de-duplication is needed here.
         return list(islice(svc.store.quads(graph=own_graph), MAX_DOCUMENT_QUADS))
     found: dict[str, NamedNode] = {}
     # Shared resources (a cube's structure definition) are repeated in every experiment graph:
-    # describe them from a bounded number of visible graphs.
-    for quad in islice(svc.store.quads(subject=iri), MAX_SCANNED_QUADS):
+    # describe them from a bounded number of visible graphs. An experiment's resources are
+    # described from its own graph only.
+    scanned = () if owner is not None else islice(svc.store.quads(subject=iri), MAX_SCANNED_QUADS)
+    if owner is not None:
+        found[owner.value] = owner
+    for quad in scanned:
         graph = quad.graph_name
         if isinstance(graph, NamedNode) and vis.can_see(graph):
             found[graph.value] = graph
             if len(found) >= MAX_DOCUMENT_GRAPHS:
                 break
-    if not found:
+    if not found and owner is None:
         # Described nowhere, but possibly the target of members (a cube's qb:DataSet).
         found = {
             q.graph_name.value: q.graph_name
