@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -243,8 +244,18 @@ def run_run(ctx: Context, args: argparse.Namespace) -> int:
     )
     runner = _runner(ctx)
     submission = runner.submit(request)
-    if not args.json:
+    # The token is shown (and kept in a file only its owner can read) before the first question
+    # is asked: an interrupted run must not lose it.
+    token_file = write_token(ctx.config.data_dir, submission.id, submission.token)
+    if args.json:
+        print(f"qabench: access token written to {token_file}", file=sys.stderr, flush=True)
+    else:
         print(submission.id, flush=True)
+        print(
+            f"access token (shown once; needed to view the private experiment; kept in "
+            f"{token_file}): {submission.token}",
+            flush=True,
+        )
     bar = _Bar()
     try:
         summary = runner.run(submission.id, progress=bar)
@@ -259,11 +270,23 @@ def run_run(ctx: Context, args: argparse.Namespace) -> int:
         token=submission.token,
     )
     _report(ctx, summary, args.json)
-    if not args.json and not summary.published:
-        print(
-            f"access token (shown once; needed to view the private experiment): {submission.token}"
-        )
     return 0
+
+
+def write_token(data_dir: Path, experiment_id: str, token: str) -> Path:
+    """Write an experiment's access token to ``<data dir>/tokens/<id>.token``, mode 0600.
+
+    The directory is created with mode 0700; the file is created with its final mode (never
+    readable by others, not even for a moment).
+    """
+    folder = data_dir / "tokens"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / f"{experiment_id}.token"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    os.chmod(path, 0o600)
+    return path
 
 
 def run_resume(ctx: Context, args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from evaluators.datasets import library
 from evaluators.experiments.task import NOT_TIMED
 from server.cli import main
 from store.triplestore import TripleStore
+from tests.plugins.qa_stub import Reply, ok
 from tests.plugins.qa_stub_experiments import QALD_FILES
 
 BASE = "http://qabench.test"
@@ -65,7 +66,8 @@ def test_run_json_prints_the_documented_document(capsys, cli_config: Path, share
         "--json",
     )
     assert status == 0, err
-    assert err == ""  # no progress bar when stderr is not a terminal
+    # no progress bar when stderr is not a terminal; only where the token was written
+    assert err.startswith("qabench: access token written to ") and err.count("\n") == 1
     doc = json.loads(out)
     assert set(doc) == {"id", "iri", "published", "token", "tasks"}
     assert len(doc["id"]) == 12 and doc["iri"] == f"{BASE}/experiment/{doc['id']}"
@@ -117,9 +119,37 @@ def test_run_prints_the_id_first_and_the_token_once(capsys, cli_config: Path) ->
     assert status == 0, err
     lines = out.splitlines()
     assert len(lines[0]) == 12 and lines[0].isdigit()
-    assert f"experiment {lines[0]}" in lines[1] and "private" in lines[1]
+    # the token comes right after the id, before any question is asked, and is kept in a file
+    assert lines[1].startswith("access token (shown once")
+    token = lines[1].rsplit(": ", 1)[1]
+    token_file = cli_config.parent / "data" / "tokens" / f"{lines[0]}.token"
+    assert token_file.read_text().strip() == token
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    assert token_file.parent.stat().st_mode & 0o777 == 0o700
+    assert f"experiment {lines[0]}" in lines[2] and "private" in lines[2]
     assert "gold | qald-8-test@1 | en | gerbil | finished errors=0 macro_f1=1.0000" in out, out
-    assert lines[-1].startswith("access token (shown once")
+
+
+def test_the_token_exists_before_the_first_question_is_asked(
+    capsys, cli_config: Path, qa_stubs
+) -> None:
+    tokens = cli_config.parent / "data" / "tokens"
+    seen: list[list[str]] = []
+
+    def behave(text: str, lang: str) -> Reply:
+        seen.append(sorted(p.name for p in tokens.glob("*.token")))
+        return ok(None)
+
+    stub = qa_stubs(behave)
+    status, out, err = _run(
+        capsys, cli_config, "run", "--dataset", "qald-8-test", "--system", f"s={stub.url}",
+        "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    doc = json.loads(out)
+    assert seen and seen[0] == [f"{doc['id']}.token"]
+    assert (tokens / f"{doc['id']}.token").read_text().strip() == doc["token"]
+    assert err.strip() == f"qabench: access token written to {tokens / (doc['id'] + '.token')}"
 
 
 @pytest.mark.parametrize(
