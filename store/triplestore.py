@@ -147,7 +147,9 @@ class TripleStore:
         except SyntaxError as exc:
             line, column = _position(str(exc))
             raise QuerySyntaxError(f"Malformed SPARQL: {exc}", line, column) from exc
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:
+            # pyoxigraph raises RuntimeError for queries it parses but cannot evaluate (a call
+            # to an unknown function, say)
             raise StoreError(f"Query evaluation failed: {exc}") from exc
 
     def select(self, sparql: str, **substitutions: Term) -> list[dict[str, Term]]:

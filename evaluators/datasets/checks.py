@@ -27,6 +27,9 @@ class SyntaxProblem:
     message: str
     line: int | None = None
     column: int | None = None
+    # sparql-syntax: the parser cannot read it; sparql-unsupported: it parses, but calls
+    # something the engine does not know (an unknown function, say)
+    code: str = "sparql-syntax"
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +205,7 @@ def _query_findings(q: Question, sparql_problem: SparqlChecker | None) -> list[F
     problem = sparql_problem(q.sparql)
     if problem is None:
         return []
-    return [Finding("sparql-syntax", "error", problem.message, q.id, problem.line, problem.column)]
+    return [Finding(problem.code, "error", problem.message, q.id, problem.line, problem.column)]
 
 
 def report_quads(

@@ -21,7 +21,7 @@ from evaluators.errors import DatasetFormatError, UnknownDatasetError
 from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes, parse_file
 from evaluators.model import Dataset, SourceFormat
 from store import graphs, queries
-from store.errors import QuerySyntaxError
+from store.errors import QuerySyntaxError, StoreError
 from store.protocol import RdfStore, Term
 from store.triplestore import TripleStore
 from vocab import iris
@@ -358,19 +358,29 @@ def sparql_syntax_problem(query: str) -> SyntaxProblem | None:
         _parse_only(query, None)
         return None
     except QuerySyntaxError as exc:
-        first = str(exc).splitlines()[0].replace("Malformed SPARQL: ", "")
-        try:
-            _parse_only(query, DBPEDIA_PREFIXES)
-        except QuerySyntaxError:
-            if "Prefix not found" in first:
-                first = first.split(": expected")[0] + ": undeclared prefix"
-            return SyntaxProblem(first[:300], exc.line, exc.column)
+        return _syntax_problem(query, exc)
+    except StoreError as exc:
+        # it parses, but Oxigraph cannot prepare it (e.g. a call to an unknown function)
+        first = str(exc).splitlines()[0].replace("Query evaluation failed: ", "")
         return SyntaxProblem(
-            "uses prefixes it does not declare (DBpedia's and Wikidata's public endpoints "
-            "predefine them, other SPARQL servers do not)",
-            exc.line,
-            exc.column,
+            f"the query cannot be evaluated: {first}"[:300], None, None, "sparql-unsupported"
         )
+
+
+def _syntax_problem(query: str, exc: QuerySyntaxError) -> SyntaxProblem:
+    first = str(exc).splitlines()[0].replace("Malformed SPARQL: ", "")
+    try:
+        _parse_only(query, DBPEDIA_PREFIXES)
+    except StoreError:
+        if "Prefix not found" in first:
+            first = first.split(": expected")[0] + ": undeclared prefix"
+        return SyntaxProblem(first[:300], exc.line, exc.column)
+    return SyntaxProblem(
+        "uses prefixes it does not declare (DBpedia's and Wikidata's public endpoints "
+        "predefine them, other SPARQL servers do not)",
+        exc.line,
+        exc.column,
+    )
 
 
 def _parse_only(query: str, prefixes: dict[str, str] | None) -> None:

@@ -141,6 +141,45 @@ def test_check_reports_findings_as_json(tmp_path: Path, capsys: pytest.CaptureFi
     assert syntax["line"] == 1 and syntax["column"] is not None
 
 
+def test_check_of_qald5_train_reports_the_query_it_cannot_evaluate(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # regression: `datasets check qald-5_train` ended in a traceback (a query calling
+    # <http://w.w3.org/201/XMLSchema#integer>, which Oxigraph parses but cannot evaluate)
+    path = shared_data / "qald/ag-sc_QALD/5/data/qald-5_train.json"
+    data = ["--data-dir", str(tmp_path)]
+    assert run(capsys, *data, "datasets", "load", str(path))[0] == 0
+    status, out, err = run(capsys, *data, "datasets", "check", "qald-5_train", "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["questions"] == 340
+    found = [f for f in report["findings"] if "cannot be evaluated" in f["message"]]
+    assert len(found) == 1 and "XMLSchema#integer" in found[0]["message"]
+    assert found[0]["code"] == "sparql-unsupported" and found[0]["question_id"]
+
+
+def test_check_never_crashes_on_any_shared_file(shared_data: Path) -> None:
+    from evaluators.datasets.checks import check_dataset
+    from evaluators.datasets.library import sparql_syntax_problem
+    from evaluators.errors import DatasetFormatError
+    from evaluators.formats import parse_file
+
+    checked = 0
+    for path in sorted((shared_data / "qald").rglob("*")) + sorted(
+        (shared_data / "systems").rglob("*")
+    ):
+        if path.suffix not in (".json", ".xml"):
+            continue
+        try:
+            dataset = parse_file(path)
+        except DatasetFormatError:
+            continue  # refused files are the format tests' business
+        report = check_dataset(dataset, sparql_syntax_problem)
+        assert report.questions == len(dataset.questions), path
+        checked += 1
+    assert checked >= 130
+
+
 @pytest.fixture
 def mirror(shared_data: Path) -> Iterator[str]:
     """A real HTTP server on loopback serving the shared data directory."""
