@@ -4,6 +4,7 @@ EvaluationError
 ├── DatasetFormatError        a benchmark or answers file cannot be read (file, position)
 │   └── DatasetTooLargeError  the file exceeds the configured size limit
 ├── UnknownDatasetError       no dataset of that name/id in the store or catalog
+├── DatasetNameConflictError  a load names an existing dataset but brings different content
 ├── UnknownSubExperimentError an experiment type or profile id we do not have
 ├── AnswerFileError           an answers file that does not fit its dataset (unknown/duplicate ids)
 ├── NoQuestionsError          nothing to evaluate: no question has a text in the language
@@ -53,6 +54,22 @@ class DatasetTooLargeError(DatasetFormatError):
 
 class UnknownDatasetError(EvaluationError):
     """No dataset with that name or id."""
+
+
+class DatasetNameConflictError(EvaluationError):
+    """A load would add a version to a dataset of the same name that holds other content.
+
+    Unrelated files that happen to share a name (QALD-1's and QALD-3's ``dbpedia-test.xml``)
+    must not become versions of each other: the caller says ``--name`` or ``--new-version``.
+    """
+
+    def __init__(self, name: str, latest: str, source: str) -> None:
+        super().__init__(
+            f"A dataset called {name!r} already exists ({latest}, loaded from {source}) with "
+            "different content. Load this file under another name with --name NAME, or as a "
+            f"new version of {name!r} with --new-version."
+        )
+        self.name = name
 
 
 class UnknownSubExperimentError(EvaluationError):

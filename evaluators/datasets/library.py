@@ -17,7 +17,7 @@ from pyoxigraph import NamedNode
 
 from evaluators.datasets.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
 from evaluators.datasets.rdf import VersionMeta, questions_from_quads, version_quads
-from evaluators.errors import DatasetFormatError, UnknownDatasetError
+from evaluators.errors import DatasetFormatError, DatasetNameConflictError, UnknownDatasetError
 from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes, parse_file
 from evaluators.model import Dataset, SourceFormat
 from store import graphs, queries
@@ -78,6 +78,24 @@ def default_name(source: str) -> str:
     return iris.slug(stem)
 
 
+_ID_SUFFIXES = (".json", ".xml")
+
+
+def dataset_name(dataset: Dataset, source: str) -> str:
+    """Return the name a file is loaded under: its own id when it has one, else its file name.
+
+    >>> from evaluators.model import SourceFormat
+    >>> dataset_name(Dataset(SourceFormat.QALD_JSON, (), source_id="qald-9-test"), "/x/a.json")
+    'qald-9-test'
+    >>> dataset_name(Dataset(SourceFormat.LCQUAD, ()), "/x/test-data.json")
+    'test-data'
+    """
+    own = (dataset.source_id or "").strip()
+    for suffix in _ID_SUFFIXES:
+        own = own.removesuffix(suffix)
+    return iris.slug(own) if own else default_name(source)
+
+
 def load_dataset(
     store: RdfStore,
     base: str,
@@ -91,6 +109,7 @@ def load_dataset(
     source: str | None = None,
     catalog_name: str | None = None,
     split: str | None = None,
+    new_version: bool = False,
 ) -> LoadOutcome:
     """Parse ``path`` and store it as a new version of dataset ``name``.
 
@@ -100,7 +119,8 @@ def load_dataset(
         store: the store to write to.
         base: the base IRI.
         path: the benchmark file.
-        name: dataset name (default: derived from the file name).
+        name: dataset name (default: the file's own id, e.g. QALD's ``dataset.id``, else its
+            file name).
         format: force a parser instead of auto-detection.
         knowledge_base: the KB the dataset targets (e.g. ``dbpedia-2016-10``).
         title: a human title (default: the name).
@@ -108,12 +128,15 @@ def load_dataset(
         source: what to record as the source (default: the path); URLs for fetched files.
         catalog_name: the catalog entry this file came from.
         split: ``train`` or ``test``.
+        new_version: store different content under an existing name as its next version.
 
     Returns:
         The stored (or already present) version.
 
     Raises:
         DatasetFormatError: if the file cannot be parsed; the store is unchanged.
+        DatasetNameConflictError: if the name exists with different content and
+            ``new_version`` is false; the store is unchanged.
         StoreError: if the write fails; the store is unchanged.
     """
     dataset = parse_file(path, format=format, max_bytes=max_bytes)
@@ -123,7 +146,8 @@ def load_dataset(
         base,
         dataset,
         data,
-        name=name or default_name(str(path)),
+        name=name or dataset_name(dataset, str(path)),
+        new_version=new_version,
         source=source or str(path.resolve()),
         knowledge_base=knowledge_base,
         title=title,
@@ -144,11 +168,13 @@ def load_dataset_bytes(
     title: str | None = None,
     catalog_name: str | None = None,
     split: str | None = None,
+    new_version: bool = False,
 ) -> LoadOutcome:
     """Parse bytes (an upload or a download) and store them like ``load_dataset``.
 
     Raises:
         DatasetFormatError: if the data cannot be parsed; the store is unchanged.
+        DatasetNameConflictError: as ``load_dataset``.
     """
     dataset = parse_bytes(data, source=source, format=format)
     return store_dataset(
@@ -156,7 +182,8 @@ def load_dataset_bytes(
         base,
         dataset,
         data,
-        name=name or default_name(source),
+        name=name or dataset_name(dataset, source),
+        new_version=new_version,
         source=source,
         knowledge_base=knowledge_base,
         title=title,
@@ -179,11 +206,17 @@ def store_dataset(
     split: str | None = None,
     derived_from: str | None = None,
     refreshed_with: str | None = None,
+    new_version: bool = False,
 ) -> LoadOutcome:
     """Store an already parsed dataset as a new version (or recognise an identical one).
 
     ``derived_from`` (a version IRI) and ``refreshed_with`` (an endpoint) record provenance for
-    versions computed from another version rather than loaded from a file.
+    versions computed from another version rather than loaded from a file; such versions are
+    new versions on purpose (``new_version`` is implied).
+
+    Raises:
+        DatasetNameConflictError: if ``name`` exists with other content and neither
+            ``new_version`` nor ``derived_from`` says that this is its next version.
     """
     refuse_unusable(dataset, source)
     name = iris.slug(name)
@@ -192,6 +225,10 @@ def store_dataset(
     for info in existing:
         if info.sha256 == digest:
             return LoadOutcome(info, created=False)
+    if existing and not (new_version or derived_from):
+        latest = existing[-1]
+        described = f"v{latest.version}, {latest.questions} questions, {latest.format}"
+        raise DatasetNameConflictError(name, described, latest.source)
     number = max((v.version for v in existing), default=0) + 1
     meta = VersionMeta(
         name=name,

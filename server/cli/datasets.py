@@ -27,7 +27,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     load = act.add_parser("load", help="load a benchmark file as a new dataset version")
     load.add_argument("path", type=Path)
-    load.add_argument("--name", help="dataset name (default: from the file name)")
+    load.add_argument(
+        "--name",
+        help="dataset name (default: the file's own id, e.g. QALD's dataset.id, else its name)",
+    )
+    load.add_argument(
+        "--new-version",
+        action="store_true",
+        help="store different content under an existing name as its next version",
+    )
     load.add_argument("--format", choices=FORMATS, help="force a format instead of detecting it")
     load.add_argument(
         "--kb", help="knowledge base the gold answers refer to (e.g. dbpedia-2016-10)"
@@ -95,6 +103,7 @@ def run_load(ctx: Context, args: argparse.Namespace) -> int:
         knowledge_base=args.kb,
         title=args.title,
         max_bytes=ctx.config.datasets.max_file_bytes,
+        new_version=args.new_version,
     )
     _report_load(ctx, outcome, args.json)
     return 0

@@ -182,6 +182,7 @@ def upload_dataset() -> Response:
             source=upload_file.filename,
             name=request.form.get("name", "").strip() or None,
             title=request.form.get("title", "").strip() or None,
+            new_version=request.form.get("new_version", "") in ("1", "on", "true"),
         )
     except (Problem, FormError, EvaluationError) as exc:
         return _refuse("upload.html", exc)

@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException
 from evaluators.errors import (
     AnswerFileError,
     DatasetFormatError,
+    DatasetNameConflictError,
     DatasetTooLargeError,
     EvaluationError,
     UnknownDatasetError,
@@ -166,6 +167,8 @@ def problem_from_error(exc: Exception) -> Problem | None:
         )
     if isinstance(exc, UnknownDatasetError | UnknownSubExperimentError):
         return Problem(404, str(exc))
+    if isinstance(exc, DatasetNameConflictError):
+        return Problem(409, str(exc))
     if isinstance(exc, AnswerFileError | EvaluationError):
         return Problem(400, str(exc))
     if isinstance(exc, UnsupportedFormatError):

@@ -9,7 +9,7 @@ import pytest
 from pyoxigraph import NamedNode
 
 from evaluators.datasets import library
-from evaluators.errors import DatasetFormatError, UnknownDatasetError
+from evaluators.errors import DatasetFormatError, DatasetNameConflictError, UnknownDatasetError
 from evaluators.formats import parse_file
 from server.config import Config
 from store.triplestore import TripleStore
@@ -24,12 +24,13 @@ def test_load_records_a_version_with_its_metadata(store: TripleStore) -> None:
     )
     info = outcome.info
     assert outcome.created
-    assert (info.name, info.version, info.questions) == ("example-questions", 1, 8)
+    # named after the file's own id (dataset.id), not its file name
+    assert (info.name, info.version, info.questions) == ("qabench-example", 1, 8)
     assert info.format == "qald-json"
     assert info.languages == ("de", "en", "es", "fr")
     assert info.knowledge_base == "example-kb"
     assert len(info.sha256) == 64
-    assert info.iri == f"{BASE}/dataset/example-questions/v1"
+    assert info.iri == f"{BASE}/dataset/qabench-example/v1"
 
 
 def test_loading_the_same_file_again_is_a_no_op(store: TripleStore) -> None:
@@ -47,7 +48,10 @@ def test_a_changed_file_becomes_a_new_version(store: TripleStore, tmp_path: Path
     doc["questions"] = doc["questions"][:3]
     changed = tmp_path / "ex.json"
     changed.write_text(json.dumps(doc), "utf-8")
-    outcome = library.load_dataset(store, BASE, changed, name="ex")
+    with pytest.raises(DatasetNameConflictError, match="--new-version"):
+        library.load_dataset(store, BASE, changed, name="ex")
+    assert [v.version for v in library.list_versions(store, BASE, "ex")] == [1]
+    outcome = library.load_dataset(store, BASE, changed, name="ex", new_version=True)
     assert (outcome.created, outcome.info.version, outcome.info.questions) == (True, 2, 3)
     assert [v.version for v in library.list_versions(store, BASE, "ex")] == [1, 2]
     assert library.resolve_version(store, BASE, "ex").version == 2
@@ -74,7 +78,7 @@ def test_read_back_dataset_matches_the_file(store: TripleStore) -> None:
 
 def test_unknown_dataset_lists_what_is_loaded(store: TripleStore) -> None:
     library.load_dataset(store, BASE, EXAMPLES / "example-questions.json")
-    with pytest.raises(UnknownDatasetError, match="example-questions"):
+    with pytest.raises(UnknownDatasetError, match="qabench-example"):
         library.resolve_version(store, BASE, "qald-99")
 
 
@@ -118,7 +122,7 @@ def test_export_then_import_gives_an_isomorphic_store(
     from server.cli import main
 
     library.load_dataset(store, BASE, EXAMPLES / "example-questions.json")
-    library.check_version(store, BASE, library.resolve_version(store, BASE, "example-questions"))
+    library.check_version(store, BASE, library.resolve_version(store, BASE, "qabench-example"))
     original = store.canonical()
     store.close()
     dump = tmp_path / "all.nq"

@@ -29,7 +29,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_load_prints_id_and_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--data-dir", str(tmp_path), "datasets", "load", str(EXAMPLE))
     assert status == 0
-    assert out.startswith("example-questions/v1\t8 questions")
+    assert out.startswith("qabench-example/v1\t8 questions")
 
 
 def test_load_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -139,6 +139,27 @@ def test_check_reports_findings_as_json(tmp_path: Path, capsys: pytest.CaptureFi
     syntax = next(f for f in report["findings"] if f["code"] == "sparql-syntax")
     assert syntax["question_id"] == "2"
     assert syntax["line"] == 1 and syntax["column"] is not None
+
+
+def test_unrelated_files_with_one_name_are_not_made_versions_of_each_other(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # regression: QALD-3's dbpedia-test.xml became dbpedia-test/v2 of QALD-1's
+    data = ["--data-dir", str(tmp_path), "datasets", "load"]
+    qald1 = shared_data / "qald/ag-sc_QALD/1/data/dbpedia-test.xml"
+    qald3 = shared_data / "qald/ag-sc_QALD/3/data/dbpedia-test-answers.xml"
+    status, out, _ = run(capsys, *data, str(qald1))
+    assert status == 0 and out.startswith("dbpedia-test/v1\t50 questions")  # its <dataset id>
+    status, out, err = run(capsys, *data, str(qald3))
+    assert status == 2 and out == ""
+    assert "'dbpedia-test' already exists" in err and "--name" in err and "--new-version" in err
+    status, out, _ = run(capsys, *data, str(qald3), "--name", "qald-3-dbpedia-test")
+    assert status == 0 and out.startswith("qald-3-dbpedia-test/v1\t99 questions")
+    status, out, _ = run(capsys, *data, str(qald3), "--new-version")
+    assert status == 0 and out.startswith("dbpedia-test/v2\t99 questions")
+    # the same file again is still a no-op, whatever the flags
+    status, out, _ = run(capsys, *data, str(qald1))
+    assert status == 0 and "unchanged" in out
 
 
 def test_check_of_qald5_train_reports_the_query_it_cannot_evaluate(
