@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,7 +48,7 @@ from tests.plugins.server import (
     experiment_quads,
     fixture_quads,
 )
-from tests.store.engines import Engine, serving_oxigraph, serving_virtuoso
+from tests.store.engines import Engine, free_port, serving_oxigraph, serving_virtuoso
 from vocab import iris
 from vocab.project import QAB
 from vocab.standard import RDF, XSD
@@ -251,18 +252,26 @@ def test_a_result_cut_short_is_an_error_not_an_answer(remote: RemoteStore, engin
         assert len(list(remote.query(query))) == 110 * 110  # type: ignore[arg-type]
 
 
-def test_an_unreachable_server_is_a_store_error(tmp_path: Path) -> None:
-    from tests.store.engines import free_port
-
+def test_an_unreachable_or_silent_server_is_a_store_error() -> None:
     gone = f"http://127.0.0.1:{free_port()}"
     store = RemoteStore(f"{gone}/query", f"{gone}/update", timeout=2)
-    try:
-        with pytest.raises(RemoteStoreError, match="Cannot reach"):
-            store.graphs()
-        with pytest.raises(RemoteStoreError, match="Cannot reach"):
-            store.add([Quad(S, P, Literal("x"), G1)])
-    finally:
-        store.close()
+    with socket.socket() as silent:  # accepts connections (backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        mute = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        slow = RemoteStore(f"{mute}/query", f"{mute}/update", timeout=0.5)
+        try:
+            with pytest.raises(RemoteStoreError, match="Cannot reach"):
+                store.graphs()
+            with pytest.raises(RemoteStoreError, match="Cannot reach"):
+                store.add([Quad(S, P, Literal("x"), G1)])
+            with pytest.raises(RemoteStoreError, match="did not answer in time"):
+                slow.graphs()
+            with pytest.raises(RemoteStoreError, match="may or may not have taken effect"):
+                slow.update(f"INSERT DATA {{ GRAPH {G1} {{ {S} {P} 'x' }} }}")
+        finally:
+            store.close()
+            slow.close()
 
 
 # ---------------------------------------------------------------- Virtuoso only
