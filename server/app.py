@@ -1,11 +1,11 @@
 """`create_app(config)`: the Flask application factory (the composition root of the web server).
 
-It opens the store (embedded Oxigraph, or a remote SPARQL server when ``store.remote_*`` URLs
-are set), builds ``Services`` (replica, query workers, caches), registers the blueprints, pages
-and problem handlers, loads the demo data when asked to and the store has no datasets, and
-builds the one experiment runner of the process (with the RAG system among its built-in
-systems; every write it makes calls ``notify_write``), marking experiments that a dead process
-left unfinished as interrupted. Views never open anything themselves; they reach everything
+It opens the store (embedded Oxigraph, or a remote SPARQL server when ``store.remote_*`` URLs are
+set), builds ``Services`` (visibility index, SPARQL views, query workers, caches), registers the
+blueprints, pages and problem handlers, loads the demo data when asked to and the store has no
+datasets, and builds the one experiment runner of the process (with the RAG system among its
+built-in systems; every write it makes calls ``notify_write``), marking experiments that a dead
+process left unfinished as interrupted. Views never open anything themselves; they reach everything
 through ``services()`` and ``experiment_runner()``.
 """
 
@@ -33,7 +33,7 @@ from server.pages.tables import format_time, machine_time
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
 from server.sparql import endpoint, update
-from server.sparql.replica import Replica
+from server.sparql.views import ViewPublisher
 from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
 from server.web import auth, caching, cors
@@ -41,10 +41,12 @@ from server.web.headers import install_headers
 from server.web.limits import install_limits
 from server.web.problems import register_error_handlers
 from store import graphs
+from store.changes import ChangeLog
 from store.permissions import private_directory
 from store.protocol import RdfStore
 from store.remote import RemoteStore
 from store.triplestore import TripleStore
+from store.visibility import VisibilityIndex, orphan_graphs
 from vocab import iris
 from vocab.project import QAB
 from vocab.standard import RDF
@@ -104,11 +106,13 @@ def open_store(config: Config) -> RdfStore:
 
 
 def build_services(config: Config, store: RdfStore) -> Services:
-    """Return the services of an app over ``store``."""
+    """Return the services of an app over ``store`` (which from now on logs its changes)."""
     private_directory(config.data_dir)
-    replica = Replica(store, config.base_iri, private_directory(config.data_dir / "replica"))
+    store.changes = ChangeLog()
+    index = VisibilityIndex(store, config.base_iri)
+    views = ViewPublisher(store, index.public_names(), config.data_dir / "views")
     pool = QueryPool(config.server.query_workers, config.server.query_timeout_seconds)
-    return Services(config, store, replica, pool)
+    return Services(config, store, index, views, pool)
 
 
 def _load_demo(svc: Services) -> None:
@@ -174,7 +178,13 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     )
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_upload_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    svc = build_services(config, store if store is not None else open_store(config))
+    opened = store if store is not None else open_store(config)
+    orphans = orphan_graphs(opened, config.base_iri)
+    if orphans:
+        # Leftovers of loads that failed or were killed: never visible, now removed.
+        log.info("dropping %d graphs of unfinished loads", len(orphans))
+        opened.drop_graphs(orphans)
+    svc = build_services(config, opened)
     app.extensions["services"] = svc
     auth.install(app, auth.load_form_secrets(config))
     install_headers(app, config.server.trusted_proxy)

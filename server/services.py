@@ -1,10 +1,12 @@
 """`Services`: what ``create_app`` builds once and every view reaches through ``services()``.
 
-It holds the configuration, the main store, the replica and query-worker pool of the public
-SPARQL endpoint, and caches keyed by the store generation. Every write path (experiments,
-uploads, dataset loads, SPARQL Update) calls ``notify_write()`` after its transaction: that bumps
-the generation, which empties the caches, changes every ETag and makes the query workers
-reload. Nothing here is module-level state. The app's experiment runner lives next to it, on
+It holds the configuration, the main store, the visibility index, the views and query-worker pool of
+the public SPARQL endpoint, and caches keyed by the store generation. Every write path (experiments,
+uploads, dataset loads, SPARQL Update) calls ``notify_write()`` after its transaction: that takes
+the store's committed changes from its change log, brings the visibility index up to date at the
+cost of those changes, bumps the generation (which empties the caches and changes every ETag) and
+hands the changes to the view publisher, which makes them visible to SPARQL in the background.
+Nothing here is module-level state. The app's experiment runner lives next to it, on
 ``app.extensions["experiment_runner"]`` (``experiment_runner()``).
 """
 
@@ -24,11 +26,10 @@ from pyoxigraph import NamedNode
 
 from evaluators.experiments.runner import ExperimentRunner
 from server.config import Config
-from server.sparql.replica import Replica, Snapshot
+from server.sparql.views import View, ViewNotReadyError, ViewPublisher
 from server.sparql.workers import QueryPool
-from store import graphs
 from store.protocol import RdfStore
-from store.visibility import PrivateExperiment, private_experiments, token_hash, unlocked
+from store.visibility import PrivateExperiment, VisibilityIndex, token_hash, unlocked
 
 T = TypeVar("T")
 
@@ -42,7 +43,6 @@ CACHE_ENTRIES = 512
 class Visibility:
     """The graphs one reader may see at one store generation."""
 
-    graphs: tuple[NamedNode, ...]
     names: frozenset[str]
     unlocked: tuple[NamedNode, ...]
     private: tuple[PrivateExperiment, ...]
@@ -50,6 +50,15 @@ class Visibility:
     def can_see(self, graph: NamedNode) -> bool:
         """Return whether ``graph`` is visible."""
         return graph.value in self.names
+
+    @property
+    def graphs(self) -> tuple[NamedNode, ...]:
+        """Return the visible graphs, sorted (built on use: thousands at scale)."""
+        return tuple(NamedNode(n) for n in sorted(self.names))
+
+    def graphs_under(self, prefix: str) -> list[NamedNode]:
+        """Return the visible graphs whose IRI starts with ``prefix``, sorted."""
+        return [NamedNode(n) for n in sorted(self.names) if n.startswith(prefix)]
 
     @property
     def key(self) -> str:
@@ -84,15 +93,27 @@ class GenerationCache:
             self._data.clear()
 
 
+class _Writes:
+    """The write generation and the lock that orders change handling."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.generation = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     """The application's resources; one instance per app, on ``app.extensions["services"]``."""
 
     config: Config
     store: RdfStore
-    replica: Replica
+    index: VisibilityIndex
+    views: ViewPublisher
     pool: QueryPool
     cache: GenerationCache = field(default_factory=GenerationCache)
+    # Visibility per index version: it changes far less often than the store does.
+    visibility_cache: GenerationCache = field(default_factory=GenerationCache)
+    writes: _Writes = field(default_factory=_Writes, compare=False, hash=False)
     # Distinguishes ETags of two server runs whose generation counters both start at 0.
     instance: str = field(default_factory=lambda: secrets.token_hex(4))
     # Called by close() before the workers and the store are released (running experiments
@@ -112,19 +133,36 @@ class Services:
     @property
     def generation(self) -> int:
         """Return the store generation (bumped by every write)."""
-        return self.replica.generation
+        return self.writes.generation
 
     def notify_write(self) -> None:
-        """Record that the store changed: new generation, empty caches, refreshed replica."""
+        """Record that the store changed: index, generation, caches, and the SPARQL views."""
         self.last_write[0] = time.time()
-        self.replica.bump()
-        self.cache.clear()
-        if self.pool.started:
-            self.pool.publish(self.replica.current())
+        journal = self.store.changes
+        with self.writes.lock:
+            changes = journal.drain()[0] if journal is not None else []
+            if changes:
+                self.index.apply(changes)
+            self.writes.generation += 1
+            generation = self.writes.generation
+            public = self.index.public_names()
+            self.cache.clear()
+            self.views.submit(generation, changes, public)
 
-    def snapshot(self) -> Snapshot:
-        """Return the replica snapshot of the current generation (written on demand)."""
-        return self.replica.current()
+    def view(self, timeout: float = 5.0) -> View:
+        """Return the newest SPARQL view that covers every write made before this call.
+
+        Raises:
+            ViewNotReadyError: if no such view could be had within ``timeout``.
+        """
+        return self.views.current(self.generation, timeout)
+
+    def public_quads(self) -> int | None:
+        """Return the number of public quads in the newest SPARQL view (None while building)."""
+        try:
+            return self.views.current(timeout=0).quads
+        except ViewNotReadyError:
+            return None
 
     @property
     def modified(self) -> float:
@@ -141,32 +179,24 @@ class Services:
         return f"{self.instance}-{self.generation}-{digest}"
 
     def visibility(self, tokens: Iterable[str] = ()) -> Visibility:
-        """Return what a reader presenting ``tokens`` may see (cached per generation)."""
-        generation = self.generation
+        """Return what a reader presenting ``tokens`` may see (cached per index version)."""
         presented = tuple(sorted(set(tokens)))
-        return self.cache.get_or_make(
-            generation,
+        with self.writes.lock:
+            version = self.index.version
+            public = self.index.public_names()
+            private = self.index.private()
+        return self.visibility_cache.get_or_make(
+            version,
             "visibility " + " ".join(token_hash(t) for t in presented),
-            lambda: self._visibility(presented),
+            lambda: self._visibility(public, private, presented),
         )
 
-    def _visibility(self, tokens: tuple[str, ...]) -> Visibility:
-        generation = self.generation
-        private: tuple[PrivateExperiment, ...] = self.cache.get_or_make(
-            generation, "private", lambda: tuple(private_experiments(self.store, self.base))
-        )
-        public: tuple[NamedNode, ...] = self.cache.get_or_make(
-            generation,
-            "public",
-            lambda: tuple(
-                graphs.public_graphs(
-                    self.base, self.store.graphs(), {p.experiment_id for p in private}
-                )
-            ),
-        )
+    @staticmethod
+    def _visibility(
+        public: frozenset[str], private: tuple[PrivateExperiment, ...], tokens: tuple[str, ...]
+    ) -> Visibility:
         opened = tuple(unlocked(private, tokens))
-        visible = public + opened
-        return Visibility(visible, frozenset(g.value for g in visible), opened, private)
+        return Visibility(public | {g.value for g in opened}, opened, private)
 
     def close(self) -> None:
         """Run the closers (last registered first), stop the query workers, release the store."""
@@ -175,6 +205,7 @@ class Services:
         for closer in reversed(self.closers):
             closer()
         self.pool.close()
+        self.views.close()
         self.store.close()
 
 

@@ -13,6 +13,7 @@ from typing import IO, Protocol
 
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat
 
+from store.changes import ChangeLog
 from store.triplestore import QueryResult
 
 Term = NamedNode | BlankNode | Literal
@@ -21,6 +22,9 @@ GraphName = NamedNode | DefaultGraph
 
 class RdfStore(Protocol):
     """What pages, experiments and commands need from a quad store."""
+
+    # Set by a follower to learn of every committed write (``store.changes``); None otherwise.
+    changes: ChangeLog | None
 
     def query(
         self,
@@ -94,6 +98,21 @@ class RdfStore(Protocol):
         base_iri: str | None = None,
     ) -> None:
         """Parse and add RDF in one transaction."""
+        ...
+
+    def bulk_load(
+        self,
+        source: Path | IO[bytes],
+        rdf_format: RdfFormat,
+        *,
+        graph: NamedNode,
+        base_iri: str | None = None,
+    ) -> None:
+        """Load a large file into a fresh ``graph`` as fast as the store can (maybe not atomic)."""
+        ...
+
+    def bulk_add(self, quads: Iterable[Quad]) -> None:
+        """Add many quads to fresh graphs as fast as the store can (maybe not atomic)."""
         ...
 
     def dump(

@@ -43,6 +43,7 @@ from pyoxigraph import (
 )
 
 from store import wire
+from store.changes import Change, ChangeLog
 from store.errors import QuerySyntaxError, RdfSyntaxError, RemoteStoreError, StoreError
 from store.formats import write_quads
 from store.protocol import GraphName, Term
@@ -119,6 +120,12 @@ class RemoteStore:
         self.engine = engine
         auth = httpx.DigestAuth(user, password) if user else None
         self._client = client or httpx.Client(timeout=timeout, auth=auth)
+        # Set by a follower (the server's public mirror) to learn of every committed write.
+        self.changes: ChangeLog | None = None
+
+    def _record(self, change: Change) -> None:
+        if self.changes is not None:
+            self.changes.record(change)
 
     # ------------------------------------------------------------------ reading
     def _post(
@@ -345,6 +352,7 @@ class RemoteStore:
             RemoteStoreError: if the server cannot be reached or fails.
         """
         self._send_update(sparql_update, ours=False)
+        self._record(Change(everything=True))
 
     def add(self, quads: Iterable[Quad]) -> None:
         """Add quads with one update operation (all or nothing on every engine).
@@ -360,8 +368,12 @@ class RemoteStore:
             self._send_update(
                 f"INSERT {{\n{wire.block(new, fresh_blank_nodes=True)}\n}} WHERE {{}}", ours=True
             )
+            # The server names the blank nodes: followers re-read the graphs.
+            touched = {q.graph_name for q in new if isinstance(q.graph_name, NamedNode)}
+            self._record(Change(graphs=tuple(sorted(touched, key=str))))
             return
         self._send_update(f"INSERT DATA {{\n{wire.block(new)}\n}}", ours=True)
+        self._record(Change(added=tuple(new)))
 
     def apply(self, remove: Iterable[Quad] = (), add: Iterable[Quad] = ()) -> None:
         """Remove then add quads in one request (blank nodes cannot be removed).
@@ -382,7 +394,9 @@ class RemoteStore:
             return
         if not new:
             self._send_update(f"DELETE DATA {{\n{wire.block(old)}\n}}", ours=True)
-        elif len(old) + len(new) <= TEMPLATE_QUADS:
+            self._record(Change(removed=tuple(old)))
+            return
+        if len(old) + len(new) <= TEMPLATE_QUADS:
             self._send_update(
                 f"DELETE {{\n{wire.block(old)}\n}}\nINSERT {{\n{wire.block(new)}\n}}\nWHERE {{}}",
                 ours=True,
@@ -392,6 +406,7 @@ class RemoteStore:
                 f"INSERT DATA {{\n{wire.block(new)}\n}} ;\nDELETE DATA {{\n{wire.block(old)}\n}}",
                 ours=True,
             )
+        self._record(Change(added=tuple(new), removed=tuple(old)))
 
     def replace_graph(self, graph: NamedNode, quads: Iterable[Quad]) -> None:
         """Replace the content of ``graph`` with ``quads`` (``apply`` of old and new)."""
@@ -400,9 +415,11 @@ class RemoteStore:
 
     def drop_graphs(self, graphs: Iterable[NamedNode]) -> None:
         """Remove whole named graphs with one request (on Virtuoso, graph by graph)."""
-        statements = [f"DROP SILENT GRAPH {g}" for g in graphs]
+        dropped = list(graphs)
+        statements = [f"DROP SILENT GRAPH {g}" for g in dropped]
         if statements:
             self._send_update(" ;\n".join(statements), ours=True)
+            self._record(Change(graphs=tuple(dropped)))
 
     def load(
         self,
@@ -430,6 +447,7 @@ class RemoteStore:
         if self.store_url and graph is not None and not rdf_format.supports_datasets:
             # Graph Store Protocol: POST merges the triples into the named graph.
             self._gsp_post(graph, serialize(parsed, format=RdfFormat.N_TRIPLES) or b"")
+            self._record(Change(graphs=(graph,)))
             return
         quads = [
             Quad(t.subject, t.predicate, t.object, graph or DefaultGraph())
@@ -437,6 +455,22 @@ class RemoteStore:
             else t
             for t in parsed
         ]
+        self.add(quads)
+
+    def bulk_load(
+        self,
+        source: Path | IO[bytes],
+        rdf_format: RdfFormat,
+        *,
+        graph: NamedNode,
+        base_iri: str | None = None,
+    ) -> None:
+        """Load a file into ``graph`` (the remote server has no faster path than ``load``)."""
+        data = source.read_bytes() if isinstance(source, Path) else source.read()
+        self.load(data, rdf_format, graph=graph, base_iri=base_iri)
+
+    def bulk_add(self, quads: Iterable[Quad]) -> None:
+        """Add many quads (``add``)."""
         self.add(quads)
 
     def _gsp_post(self, graph: NamedNode, ntriples: bytes) -> None:

@@ -2,8 +2,13 @@
 
 Every write of one logical operation goes through a single transactional call (``add`` uses
 ``Store.extend``; ``apply`` and ``update`` use one SPARQL update), so a failure leaves the store as
-it was. pyoxigraph allows one read-write opener per directory; a second opener gets
-``StoreLockedError`` naming the directory (see docs/architecture.md for the process model).
+it was. The bulk writes (``bulk_load``, ``bulk_add``) skip the transaction for speed: callers write
+them into a fresh graph that nothing reads until a small transactional write names it, and drop
+that graph when the bulk write fails. A store given a ``ChangeLog`` records every committed write
+in it (``store.changes``). ``checkpoint`` makes a RocksDB checkpoint (hard links: its cost does not
+grow with the store) that ``open_read_only`` opens in another process. pyoxigraph allows one
+read-write opener per directory; a second opener gets ``StoreLockedError`` naming the directory
+(see docs/architecture.md for the process model).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from pyoxigraph import (
     Variable,
 )
 
+from store.changes import Change, ChangeLog
 from store.errors import QuerySyntaxError, RdfSyntaxError, StoreError, StoreLockedError
 from store.formats import write_quads
 from store.permissions import private_directory
@@ -62,9 +68,12 @@ def _quad_text(quad: Quad) -> str:
 class TripleStore:
     """A persistent (or in-memory) Oxigraph store with transactional writes."""
 
-    def __init__(self, store: Store, path: Path | None) -> None:
+    def __init__(self, store: Store, path: Path | None, *, read_only: bool = False) -> None:
         self._store: Store | None = store
         self.path = path
+        self.read_only = read_only
+        # Set by a follower (the server's public mirror) to learn of every committed write.
+        self.changes: ChangeLog | None = None
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -89,6 +98,20 @@ class TripleStore:
             raise StoreError(f"Cannot open the store at {path}: {exc}") from exc
 
     @classmethod
+    def open_read_only(cls, path: Path) -> TripleStore:
+        """Open the store (typically a checkpoint) at ``path`` for reading only.
+
+        Only safe when no process writes the directory, which holds for a checkpoint.
+
+        Raises:
+            StoreError: if the directory is not a readable store.
+        """
+        try:
+            return cls(Store.read_only(str(path)), path, read_only=True)
+        except OSError as exc:
+            raise StoreError(f"Cannot open the store at {path} for reading: {exc}") from exc
+
+    @classmethod
     def in_memory(cls) -> TripleStore:
         """Return a store that lives in memory only (replicas, tests)."""
         return cls(Store(), None)
@@ -96,9 +119,32 @@ class TripleStore:
     def close(self) -> None:
         """Flush and release the store (and its directory lock)."""
         if self._store is not None:
-            if self.path is not None:
+            if self.path is not None and not self.read_only:
                 self._store.flush()
             self._store = None
+
+    def checkpoint(self, target: Path) -> None:
+        """Write a consistent copy of the store to ``target`` (which must not exist yet).
+
+        RocksDB hard-links the immutable table files and writes only what is not yet on disk,
+        so the cost grows with the recent writes, not with the store. The copy is readable by
+        the owner only (mode 0700), like the store it comes from.
+
+        Raises:
+            StoreError: if the store lives in memory or the checkpoint cannot be written.
+        """
+        if self.path is None:
+            raise StoreError("An in-memory store has no checkpoints")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.raw.backup(str(target))
+            target.chmod(0o700)
+        except OSError as exc:
+            raise StoreError(f"Cannot write a checkpoint to {target}: {exc}") from exc
+
+    def _record(self, change: Change) -> None:
+        if self.changes is not None:
+            self.changes.record(change)
 
     @property
     def raw(self) -> Store:
@@ -206,10 +252,12 @@ class TripleStore:
         Raises:
             StoreError: if the write fails; nothing is written then.
         """
+        batch = list(quads)
         try:
-            self.raw.extend(quads)
+            self.raw.extend(batch)
         except OSError as exc:
             raise StoreError(f"Writing to the store failed, nothing was written: {exc}") from exc
+        self._record(Change(added=tuple(batch)))
 
     def apply(self, remove: Iterable[Quad] = (), add: Iterable[Quad] = ()) -> None:
         """Remove then add quads in one transaction (one SPARQL update).
@@ -219,13 +267,15 @@ class TripleStore:
         Raises:
             StoreError: if the update fails; nothing is written then.
         """
+        removed, added = list(remove), list(add)
         parts: list[str] = []
-        for keyword, quads in (("DELETE DATA", list(remove)), ("INSERT DATA", list(add))):
+        for keyword, quads in (("DELETE DATA", removed), ("INSERT DATA", added)):
             for start in range(0, len(quads), _UPDATE_CHUNK):
                 body = "\n".join(_quad_text(q) for q in quads[start : start + _UPDATE_CHUNK])
                 parts.append(f"{keyword} {{\n{body}\n}}")
         if parts:
-            self.update(" ;\n".join(parts))
+            self._update(" ;\n".join(parts))
+            self._record(Change(added=tuple(added), removed=tuple(removed)))
 
     def replace_graph(self, graph: NamedNode, quads: Iterable[Quad]) -> None:
         """Replace the content of ``graph`` with ``quads`` in one transaction."""
@@ -240,6 +290,10 @@ class TripleStore:
             QuerySyntaxError: if the update does not parse.
             StoreError: if it fails; nothing is written then.
         """
+        self._update(sparql_update)
+        self._record(Change(everything=True))
+
+    def _update(self, sparql_update: str) -> None:
         try:
             self.raw.update(sparql_update)
         except SyntaxError as exc:
@@ -250,9 +304,11 @@ class TripleStore:
 
     def drop_graphs(self, graphs: Iterable[NamedNode]) -> None:
         """Remove whole named graphs in one transaction."""
-        statements = [f"DROP SILENT GRAPH {g}" for g in graphs]
+        dropped = list(graphs)
+        statements = [f"DROP SILENT GRAPH {g}" for g in dropped]
         if statements:
-            self.update(" ;\n".join(statements))
+            self._update(" ;\n".join(statements))
+            self._record(Change(graphs=tuple(dropped)))
 
     def load(
         self,
@@ -274,6 +330,60 @@ class TripleStore:
             raise RdfSyntaxError(f"Malformed RDF: {exc}", line, column) from exc
         except (OSError, ValueError) as exc:
             raise StoreError(f"Loading RDF failed, nothing was written: {exc}") from exc
+        self._record(Change(graphs=(graph,)) if graph is not None else Change(everything=True))
+
+    def bulk_load(
+        self,
+        source: Path | IO[bytes],
+        rdf_format: RdfFormat,
+        *,
+        graph: NamedNode,
+        base_iri: str | None = None,
+    ) -> None:
+        """Load a large RDF file into ``graph`` with Oxigraph's bulk loader (no transaction).
+
+        Fast (it writes table files directly) but not atomic: on failure part of the file may
+        be in ``graph``. Load into a fresh graph that nothing reads yet and drop it on failure.
+
+        Raises:
+            RdfSyntaxError: if the input does not parse (``graph`` may hold a part of it).
+            StoreError: if writing fails (likewise).
+        """
+        try:
+            if isinstance(source, Path):
+                self.raw.bulk_load(
+                    path=str(source), format=rdf_format, base_iri=base_iri, to_graph=graph
+                )
+            else:
+                self.raw.bulk_load(source, rdf_format, base_iri=base_iri, to_graph=graph)
+        except SyntaxError as exc:
+            line, column = _position(str(exc))
+            raise RdfSyntaxError(f"Malformed RDF: {exc}", line, column) from exc
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"Bulk loading failed: {exc}") from exc
+        finally:
+            self._record(Change(graphs=(graph,)))
+
+    def bulk_add(self, quads: Iterable[Quad]) -> None:
+        """Add many quads with Oxigraph's bulk writer (no transaction; see ``bulk_load``).
+
+        Raises:
+            StoreError: if writing fails (part of the quads may have been written).
+        """
+        touched: set[NamedNode] = set()
+
+        def _noting(items: Iterable[Quad]) -> Iterable[Quad]:
+            for quad in items:
+                if isinstance(quad.graph_name, NamedNode):
+                    touched.add(quad.graph_name)
+                yield quad
+
+        try:
+            self.raw.bulk_extend(_noting(quads))
+        except OSError as exc:
+            raise StoreError(f"Bulk writing failed: {exc}") from exc
+        finally:
+            self._record(Change(graphs=tuple(sorted(touched, key=str))))
 
     # ------------------------------------------------------------------ dumping
     def dump(

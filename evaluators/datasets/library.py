@@ -245,7 +245,18 @@ def store_dataset(
         derived_from=derived_from,
         refreshed_with=refreshed_with,
     )
-    store.add(version_quads(base, dataset, meta))
+    quads = version_quads(base, dataset, meta)
+    graph = graphs.dataset_graph(base, name, number)
+    questions = [q for q in quads if q.graph_name == graph]
+    entry = [q for q in quads if q.graph_name != graph]
+    # The questions go in with the bulk writer; the version becomes visible (the catalog names
+    # its graph) only with the small transactional write of its entry (store/graphs.py).
+    try:
+        store.bulk_add(questions)
+        store.add(entry)
+    except StoreError:
+        _drop_quietly(store, graph)
+        raise
     warnings = tuple(
         (f"question {w.question_id}: " if w.question_id else "") + w.message
         for w in dataset.warnings
@@ -297,6 +308,14 @@ def _version_row(row: dict[str, Term]) -> VersionInfo:
         graph=row["graph"].value,
         catalog_name=row["catalog"].value if "catalog" in row else None,
     )
+
+
+def _drop_quietly(store: RdfStore, graph: NamedNode) -> None:
+    # A graph left behind is not catalogued, so nobody reads it; the next start removes it.
+    try:
+        store.drop_graphs([graph])
+    except StoreError:
+        log.warning("could not drop %s; it is removed at the next start", graph)
 
 
 def list_versions(store: RdfStore, base: str, name: str | None = None) -> list[VersionInfo]:

@@ -37,7 +37,7 @@ from evaluators.experiments.read import (
 from evaluators.experiments.recovery import recover_interrupted
 from evaluators.experiments.run_systems import RunLimits, SystemHandles
 from evaluators.experiments.worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
-from evaluators.knowledge.bases import KnowledgeBase, open_kb
+from evaluators.knowledge.bases import KnowledgeBase, kb_graph_of, open_kb
 from evaluators.qa.markings import Markings
 from evaluators.systems.protocol import public_url
 from evaluators.systems.registry import SystemRegistry
@@ -127,8 +127,9 @@ class ExperimentRunner:
             iris.kb_iri(self.base, spec), QAB.kbVersion, None, graphs.catalog_graph(self.base)
         )
         version = next((q.object.value for q in versions if isinstance(q.object, Literal)), None)
-        graph = graphs.kb_graph(self.base, spec).value
-        return self._kb, model.KbDescription(spec, graph=graph, version=version)
+        graph = kb_graph_of(self.store, self.base, spec)
+        described = graph.value if graph is not None else None
+        return self._kb, model.KbDescription(spec, graph=described, version=version)
 
     # ------------------------------------------------------------------ submission
     def submit(self, request: ExperimentRequest) -> Submission:

@@ -11,13 +11,17 @@ requested one or when they have none.
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import io
+import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, parse
+from pyoxigraph import Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, RdfFormat
 
 from evaluators.errors import KnowledgeBaseError
 from evaluators.knowledge.endpoint import EndpointKnowledgeBase, with_known_prefixes
@@ -28,7 +32,9 @@ from store.formats import rdf_serialization
 from store.protocol import RdfStore
 from vocab import iris
 from vocab.project import QAB
-from vocab.standard import OWL, RDF, RDFS, VOID
+from vocab.standard import DCTERMS, OWL, RDF, RDFS, VOID, XSD
+
+log = logging.getLogger(__name__)
 
 
 class KnowledgeBase(Protocol):
@@ -193,8 +199,8 @@ def open_kb(
     """
     if spec.startswith(("http://", "https://")):
         return EndpointKnowledgeBase(spec, timeout=timeout)
-    graph = graphs.kb_graph(base, spec)
-    if store is None or not store.has_graph(graph):
+    graph = kb_graph_of(store, base, spec) if store is not None else None
+    if store is None or graph is None:
         raise KnowledgeBaseError(
             f"No knowledge base {spec!r} in the store; load one with `qabench kb load FILE "
             f"--name {spec}` or give a SPARQL endpoint URL"
@@ -212,53 +218,110 @@ class KbInfo:
     triples: int
 
 
-def _skolem(term: Any, kb: NamedNode) -> Any:
-    # RDF 1.1 skolemisation keeps reloads removable (SPARQL DELETE DATA refuses blank nodes)
-    return (
-        iris.sub_iri(kb, ".well-known", "genid", term.value)
-        if isinstance(term, BlankNode)
-        else term
-    )
+def kb_graph_of(store: RdfStore, base: str, name: str) -> NamedNode | None:
+    """Return the graph of the current load of knowledge base ``name`` (None: not loaded)."""
+    found = store.quads(iris.kb_iri(base, name), QAB.graph, None, graphs.catalog_graph(base))
+    return next((q.object for q in found if isinstance(q.object, NamedNode)), None)
 
 
-def load_kb(store: RdfStore, base: str, path: Path, name: str) -> KbInfo:
-    """Load an RDF file as knowledge base ``name`` (replacing an earlier one), with a catalog entry.
+class _Counting(io.RawIOBase):
+    """A binary reader that reports how many bytes were read (for a progress bar)."""
 
-    The graph content and the catalog entry are written in one transaction; blank nodes are
-    skolemised. The file format comes from the extension (``.ttl``, ``.nt``, ``.nq``, ...).
+    def __init__(self, inner: BinaryIO, progress: Callable[[int], None]) -> None:
+        self._inner = inner
+        self._progress = progress
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:  # Any: a writable buffer (memoryview)
+        data = self._inner.read(len(buffer))
+        buffer[: len(data)] = data
+        self._progress(len(data))
+        return len(data)
+
+
+def _rdf_format(path: Path) -> RdfFormat:
+    name = path.name.removesuffix(".gz")
+    return rdf_serialization(Path(name).suffix or name).rdf_format
+
+
+def load_kb(
+    store: RdfStore,
+    base: str,
+    path: Path,
+    name: str,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> KbInfo:
+    """Load an RDF file as knowledge base ``name`` (replacing an earlier load of it).
+
+    The file (``.ttl``, ``.nt``, ``.nq``, …, optionally gzipped) goes through Oxigraph's bulk
+    loader into a fresh graph that nothing reads yet; one small transaction then points the
+    catalog entry at it, which makes it visible, and the previous load's graph is dropped.
+    A load that fails leaves the store as it was (its graph is dropped; after a crash, the
+    next start drops it: ``store.visibility.orphan_graphs``).
+
+    Args:
+        store: the store.
+        base: the base IRI.
+        path: the RDF file.
+        name: the knowledge base's name.
+        progress: called with the number of bytes read, as reading goes on.
 
     Raises:
-        KnowledgeBaseError: if the file cannot be read or parsed, or the store refuses the write.
+        KnowledgeBaseError: if the file cannot be read or parsed, or the store refuses a write.
     """
     kb = iris.kb_iri(base, name)
-    graph = graphs.kb_graph(base, name)
     catalog = graphs.catalog_graph(base)
     try:
-        serialization = rdf_serialization(path.suffix or path.name)
-        parsed = list(parse(path=str(path), format=serialization.rdf_format))
-    except (OSError, SyntaxError, ValueError, StoreError) as exc:
+        rdf_format = _rdf_format(path)
+    except StoreError as exc:
         raise KnowledgeBaseError(f"Cannot read knowledge base file {path}: {exc}") from exc
-    quads = list(
-        dict.fromkeys(
-            Quad(_skolem(q.subject, kb), q.predicate, _skolem(q.object, kb), graph) for q in parsed
-        )
-    )
+    loaded = datetime.now(UTC)
+    load = loaded.strftime("%Y%m%dT%H%M%S%f")
+    graph = graphs.kb_graph(base, name, load)
+    previous = [q.object for q in store.quads(kb, QAB.graph, None, catalog) if q.object != graph]
+    try:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rb") as raw:
+            source: BinaryIO = raw  # type: ignore[assignment]  # gzip and plain files read alike
+            if progress is not None:
+                source = io.BufferedReader(_Counting(source, progress), 1 << 20)
+            store.bulk_load(source, rdf_format, graph=graph)
+        triples = sum(1 for _ in store.quads(graph=graph))
+    except (OSError, EOFError, StoreError) as exc:
+        _drop(store, graph)
+        raise KnowledgeBaseError(f"Cannot load knowledge base file {path}: {exc}") from exc
     entry = [
         Quad(kb, RDF.type, QAB.KnowledgeBase, catalog),
         Quad(kb, RDFS.label, Literal(name), catalog),
         Quad(kb, QAB.graph, graph, catalog),
-        Quad(kb, QAB.sourcePath, Literal(str(path)), catalog),
-        Quad(kb, VOID.triples, Literal(len(quads)), catalog),
+        Quad(kb, DCTERMS.source, Literal(path.name), catalog),
+        Quad(
+            kb,
+            DCTERMS.modified,
+            Literal(datetime.now(UTC).isoformat(), datatype=XSD.dateTime),
+            catalog,
+        ),
+        Quad(kb, VOID.triples, Literal(triples), catalog),
     ]
-    old = list(store.quads(graph=graph)) + list(store.quads(kb, None, None, catalog))
     try:
-        if old:
-            store.apply(remove=old, add=quads + entry)
-        else:
-            store.add(quads + entry)
+        store.apply(remove=list(store.quads(kb, None, None, catalog)), add=entry)
     except StoreError as exc:
+        _drop(store, graph)
         raise KnowledgeBaseError(f"Loading knowledge base {name!r} failed: {exc}") from exc
-    return KbInfo(name, kb.value, graph.value, len(quads))
+    _drop(store, *(g for g in previous if isinstance(g, NamedNode)))
+    return KbInfo(name, kb.value, graph.value, triples)
+
+
+def _drop(store: RdfStore, *dropped: NamedNode) -> None:
+    # Best effort: a graph left behind is not catalogued, so nobody reads it, and the next
+    # start removes it.
+    try:
+        store.drop_graphs(dropped)
+    except StoreError:
+        log.warning("could not drop %s; it is removed at the next start", dropped)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
+
+from tqdm import tqdm
 
 from server.app import open_store
 from server.cli.store_owner import running_server
 from server.config import Config
 from store.errors import StoreLockedError
 from store.protocol import RdfStore
+
+
+@contextmanager
+def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None]]:
+    """Yield a function that advances a byte progress bar on stderr (only on a terminal)."""
+    if not sys.stderr.isatty():
+        yield lambda _n: None
+        return
+    with tqdm(total=total, desc=label, unit="B", unit_scale=True, file=sys.stderr) as bar:
+        yield bar.update
 
 
 class CliError(Exception):

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from evaluators.knowledge.bases import kb_graph_of
 from rag.answering.snippets import Snippet, bioasq_snippet, extract_snippets
 from rag.corpus.article import Article, articles_from_records
 from rag.corpus.kb_abstracts import endpoint_abstracts, store_abstracts
@@ -20,7 +21,6 @@ from rag.models.dense import DenseScorer
 from rag.retrieval.index import BuildReport, IndexInfo, open_index
 from rag.retrieval.retrievers import SearchResult, WhooshRetriever, question_query
 from server.cli.context import CliError, Context
-from store import graphs
 
 MAX_K = 1000
 
@@ -151,8 +151,8 @@ def _kb_articles(ctx: Context, spec: str, language: str) -> Iterator[Article]:
     if spec.startswith(("http://", "https://")):
         records = endpoint_abstracts(spec, language)
     else:
-        graph = graphs.kb_graph(ctx.config.base_iri, spec)
-        if not ctx.store.has_graph(graph):
+        graph = kb_graph_of(ctx.store, ctx.config.base_iri, spec)
+        if graph is None:
             raise CliError(f"--kb {spec}: no such knowledge base; load it with `qabench kb load`")
         records = store_abstracts(ctx.store, [graph], language)
     return articles_from_records(records, source=spec)

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from evaluators.knowledge.bases import load_kb
-from server.cli.context import CliError, Context
+from server.cli.context import CliError, Context, progress_bar
 from store import queries
 
 
@@ -30,7 +30,8 @@ def run_load(ctx: Context, args: argparse.Namespace) -> int:
     """Load (or replace) a knowledge base."""
     if not args.file.is_file():
         raise CliError(f"{args.file}: no such file")
-    info = load_kb(ctx.store, ctx.config.base_iri, args.file, args.name)
+    with progress_bar(args.file.stat().st_size, f"loading {args.file.name}") as advance:
+        info = load_kb(ctx.store, ctx.config.base_iri, args.file, args.name, progress=advance)
     if args.json:
         ctx.emit_json(asdict(info))
     else:

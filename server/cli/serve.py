@@ -96,7 +96,7 @@ def serve(config: Config, host: str, port: int) -> int:
     # SIGTERM (service managers, `kill`) shuts down as cleanly as Ctrl+C.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        services.pool.start(services.snapshot())
+        services.pool.start()
         print(f"qabench serving {config.base_iri} at {url} (Ctrl+C stops)", file=sys.stderr)
         waitress.serve(
             app,

@@ -124,7 +124,7 @@ def service_description(svc: Services, endpoint_url: str) -> list[Quad]:
         _quad(dataset, RDF.type, SD.Dataset),
         _quad(dataset, SD.defaultGraph, default),
         _quad(default, RDF.type, SD.Graph),
-        _quad(default, VOID.triples, _count(svc.snapshot().public_quads)),
+        _quad(default, VOID.triples, _count(svc.public_quads() or 0)),
     ]
     quads += [_quad(service, SD.resultFormat, FORMATS[name]) for name in _RESULT_FORMATS]
     return quads
@@ -181,7 +181,7 @@ def void_description(svc: Services) -> list[Quad]:
         _quad(doc, DCTERMS.license, licence),
         _quad(doc, VOID.sparqlEndpoint, reachable(base, service)),
         _quad(doc, VOID.uriSpace, Literal(base + "/")),
-        _quad(doc, VOID.triples, _count(svc.snapshot().public_quads)),
+        _quad(doc, VOID.triples, _count(svc.public_quads() or 0)),
         _quad(doc, VOID.dataDump, reachable(base, dump)),
         _quad(doc, VOID.dataDump, reachable(base, packed)),
         _quad(home, RDF.type, DCAT.Catalog),

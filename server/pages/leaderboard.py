@@ -138,16 +138,16 @@ def _rows(svc: Services, text: str) -> list[dict[str, str]]:
     job = QueryJob(
         text,
         f"{svc.base}/sparql",
+        str(svc.view().path),  # the public view: published experiments only
         None,
         None,
-        False,  # the public replica only: published experiments
         RESULT_TYPES[0],
         None,
         svc.config.server.max_result_rows,
         f"{svc.base}/sparql#truncation",
     )
     try:
-        outcome = svc.pool.run(job, svc.snapshot())
+        outcome = svc.pool.run(job)
     except PoolError as exc:
         raise Problem(
             503, f"The leaderboard query did not finish: {exc}.", headers={"Retry-After": "2"}

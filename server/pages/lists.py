@@ -119,7 +119,7 @@ def home(ext: str | None = None) -> Response:
             "home.html",
             datasets=len(datasets),
             experiments=len(_experiment_graphs(svc, vis)),
-            triples=svc.snapshot().public_quads,
+            triples=svc.public_quads(),
             alternates=[(f"/index.{r.extension}", r.media_type, r.label) for r in RDF_FORMATS],
         )
 

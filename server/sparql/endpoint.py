@@ -21,6 +21,7 @@ from flask import Blueprint, Response, request
 from server.services import Visibility, services
 from server.sparql import analysis, page
 from server.sparql.jobs import QueryJob, QueryOutcome
+from server.sparql.views import ViewNotReadyError
 from server.sparql.workers import PoolBusyError, PoolError, QueryTimeoutError
 from server.web import caching, cors
 from server.web.auth import request_tokens
@@ -138,17 +139,19 @@ def _restrict(names: Sequence[str], visibility: Visibility) -> tuple[str, ...]:
 def _dataset(
     facts: analysis.QueryFacts, default: list[str], named: list[str], vis: Visibility
 ) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None, bool]:
+    """Return the dataset (None: every graph of the view) and whether it needs opened graphs.
+
+    The view a query runs over holds exactly the graphs its reader may see, so without a
+    dataset of its own the query gets the view's union default graph; a dataset the query or
+    the protocol names is restricted to the visible graphs first.
+    """
     if not default and not named:
         default, named = list(facts.dataset.default), list(facts.dataset.named)
+    opened = {g.value for g in vis.unlocked}
     if default or named:
         chosen_default, chosen_named = _restrict(default, vis), _restrict(named, vis)
-        opened = {g.value for g in vis.unlocked}
-        uses_private = bool(opened & (set(chosen_default) | set(chosen_named)))
-        return chosen_default, chosen_named, uses_private
-    if vis.unlocked:
-        every = tuple(g.value for g in vis.graphs)
-        return every, every, True
-    return None, None, False
+        return chosen_default, chosen_named, bool(opened & {*chosen_default, *chosen_named})
+    return None, None, bool(opened)
 
 
 def _respond(outcome: QueryOutcome, limit: int, byte_limit: int) -> Response:
@@ -199,12 +202,24 @@ def run_query(
     vis = svc.visibility(request_tokens())
     chosen_default, chosen_named, private = _dataset(facts, default, named, vis)
     limit = svc.config.server.max_result_rows
+    try:
+        view = svc.view()
+        if private:
+            view = svc.views.token_view(view, vis.unlocked)
+    except ViewNotReadyError as exc:
+        raise Problem(
+            503,
+            f"{exc}; try again shortly.",
+            QAB.QueryTimeout,
+            "Endpoint starting",
+            headers={"Retry-After": "5"},
+        ) from exc
     job = QueryJob(
         query,
         base_iri,
+        str(view.path),
         chosen_default,
         chosen_named,
-        private,
         RESULT_TYPES[0] if html else results_media,
         NTRIPLES.media_type if html else rdf_media,
         limit,
@@ -212,7 +227,7 @@ def run_query(
         svc.config.server.max_result_bytes,
     )
     try:
-        return svc.pool.run(job, svc.snapshot())
+        return svc.pool.run(job)
     except QueryTimeoutError as exc:
         wait = str(math.ceil(svc.pool.timeout))
         raise Problem(

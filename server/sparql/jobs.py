@@ -1,6 +1,7 @@
-"""One public SPARQL query as a job for a worker process, and its evaluation over a replica.
+"""One public SPARQL query as a job for a worker process, and its evaluation over a view.
 
-The job carries everything decided in the main process (dataset restricted to visible graphs,
+The job carries everything decided in the main process (the view holding exactly the graphs the
+reader may see, any dataset the query or the protocol names restricted to those graphs,
 negotiated media types, row cap); the outcome carries serialised bytes or a typed failure, so
 nothing but plain values crosses the process boundary. Runs inside the worker processes of
 ``server.sparql.workers``.
@@ -33,15 +34,16 @@ T = TypeVar("T")
 class QueryJob:
     """A query and the decisions the main process took about it.
 
-    ``default_graphs``/``named_graphs`` of ``None`` mean "every graph of the replica" (the
-    union default graph); a tuple restricts the dataset to exactly those graphs.
+    ``view`` is the directory of the view to evaluate over. ``default_graphs``/``named_graphs``
+    of ``None`` mean "every graph of the view" (the union default graph); a tuple restricts
+    the dataset to exactly those graphs.
     """
 
     query: str
     base_iri: str
+    view: str
     default_graphs: tuple[str, ...] | None
     named_graphs: tuple[str, ...] | None
-    use_private: bool
     results_media: str | None
     rdf_media: str | None
     max_rows: int
@@ -140,7 +142,7 @@ def evaluate_job(store: TripleStore, job: QueryJob) -> QueryOutcome:
     """Evaluate ``job`` over ``store`` and serialise the (capped) result.
 
     Args:
-        store: the worker's replica.
+        store: the view, opened read-only.
         job: the query and its dataset, formats and row cap.
 
     Returns:

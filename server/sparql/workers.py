@@ -1,11 +1,13 @@
-"""A pool of killable worker processes that evaluate public SPARQL queries over a replica.
+"""A pool of killable worker processes that evaluate public SPARQL queries over views.
 
-pyoxigraph cannot cancel a running query from Python, and only one process may open the store
-directory. So each worker holds an in-memory replica loaded from a ``replica.Snapshot``; the
+pyoxigraph cannot cancel a running query from Python. So queries run in worker processes: the
 parent hands one job at a time to an idle worker and waits at most ``timeout`` seconds for the
-answer. A worker that overruns is killed and replaced in the background while the other workers
-keep serving. Workers are started with ``spawn`` (no inherited locks or store handles) and
-import neither Flask nor the main store. Rows are capped while they are collected.
+answer; a worker that overruns is killed and replaced in the background while the other workers
+keep serving. A job names the view it runs over (``server.sparql.views``: a read-only checkpoint
+holding exactly the graphs its reader may see); a worker opens views read-only and keeps the
+last few open, so the operating system's page cache is shared instead of each worker holding a
+copy. Workers are started with ``spawn`` (no inherited locks or store handles) and import
+neither Flask nor the main store. Rows are capped while they are collected.
 """
 
 from __future__ import annotations
@@ -16,20 +18,22 @@ import multiprocessing
 import queue
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-
-from pyoxigraph import RdfFormat
+from pathlib import Path
 
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
-from server.sparql.replica import Snapshot
+from store.errors import StoreError
 from store.triplestore import TripleStore
 
 log = logging.getLogger(__name__)
 
-# Loading a replica is not part of a query's time budget, but it must end some time.
-LOAD_TIMEOUT_SECONDS = 600.0
+# Opening a view is not part of a query's time budget, but it must end some time.
+LOAD_TIMEOUT_SECONDS = 120.0
+# Views a worker keeps open (the current one, and the previous ones while queries drain).
+OPEN_VIEWS = 3
 
 
 class PoolError(Exception):
@@ -48,33 +52,31 @@ class WorkerFailedError(PoolError):
     """The worker died (for example out of memory) while evaluating the query."""
 
 
-class _Replicas:
-    """Worker-side state: the public replica, and the private one loaded on demand."""
+class _Views:
+    """Worker-side state: the views opened read-only, the most recently used last."""
 
     def __init__(self) -> None:
-        self.generation = -1
-        self.public = TripleStore.in_memory()
-        self.private: TripleStore | None = None
-        self.snapshot: Snapshot | None = None
+        self._open: OrderedDict[str, TripleStore] = OrderedDict()
 
-    def ensure(self, snapshot: Snapshot, need_private: bool) -> None:
-        if snapshot.generation != self.generation:
-            public = TripleStore.in_memory()
-            public.load(snapshot.public.read_bytes(), RdfFormat.N_QUADS)
-            self.public, self.private = public, None
-            self.generation, self.snapshot = snapshot.generation, snapshot
-        if need_private and self.private is None:
-            full = TripleStore.in_memory()
-            full.load(snapshot.public.read_bytes(), RdfFormat.N_QUADS)
-            full.load(snapshot.private.read_bytes(), RdfFormat.N_QUADS)
-            self.private = full
+    def has(self, path: str) -> bool:
+        return path in self._open
+
+    def get(self, path: str) -> TripleStore:
+        store = self._open.get(path)
+        if store is None:
+            store = TripleStore.open_read_only(Path(path))
+            self._open[path] = store
+            while len(self._open) > OPEN_VIEWS:
+                _, old = self._open.popitem(last=False)
+                old.close()
+        self._open.move_to_end(path)
+        return store
 
 
-def worker_main(conn: Connection, snapshot: Snapshot) -> None:
+def worker_main(conn: Connection) -> None:
     """Serve jobs from ``conn`` until told to stop (runs in the worker process)."""
-    replicas = _Replicas()
-    replicas.ensure(snapshot, need_private=False)
-    conn.send(("ready", snapshot.generation))
+    views = _Views()
+    conn.send(("ready", 0))
     while True:
         try:
             message = conn.recv()
@@ -82,28 +84,23 @@ def worker_main(conn: Connection, snapshot: Snapshot) -> None:
             return
         if message[0] == "stop":
             return
-        if message[0] == "load":
-            replicas.ensure(message[1], need_private=False)
-            conn.send(("loaded", message[1].generation))
-            continue
         job: QueryJob = message[1]
-        snapshot = message[2]
-        if snapshot.generation != replicas.generation or (
-            job.use_private and replicas.private is None
-        ):
-            # Loading is announced so that it does not count against the query's time limit.
-            conn.send(("loading", snapshot.generation))
-            replicas.ensure(snapshot, need_private=job.use_private)
-            conn.send(("loaded", replicas.generation))
-        store = replicas.private if job.use_private and replicas.private else replicas.public
-        conn.send(("done", evaluate_job(store, job)))
+        if not views.has(job.view):
+            # Opening is announced so that it does not count against the query's time limit.
+            conn.send(("loading", 0))
+            try:
+                views.get(job.view)
+            except StoreError as exc:
+                conn.send(("done", QueryOutcome("", failure="evaluation", message=str(exc))))
+                continue
+            conn.send(("loaded", 0))
+        conn.send(("done", evaluate_job(views.get(job.view), job)))
 
 
 @dataclass(slots=True, eq=False)
 class _Worker:
     process: BaseProcess
     conn: Connection
-    generation: int
 
 
 class QueryPool:
@@ -118,7 +115,6 @@ class QueryPool:
         self._lock = threading.Lock()
         self._started = False
         self._closed = False
-        self._snapshot: Snapshot | None = None
         # Set once the first worker is ready: until then requests wait for start-up, not 503.
         self._ready = threading.Event()
 
@@ -127,9 +123,9 @@ class QueryPool:
         """Return whether workers have been started."""
         return self._started
 
-    def start(self, snapshot: Snapshot) -> None:
+    def start(self) -> None:
         """Start the workers now instead of on the first query."""
-        self._ensure_started(snapshot)
+        self._ensure_started()
 
     def wait_ready(self, timeout: float) -> bool:
         """Wait until every worker is idle; return whether that happened within ``timeout``."""
@@ -145,14 +141,14 @@ class QueryPool:
         """Return the per-query time limit in seconds."""
         return self._timeout
 
-    def _spawn(self, snapshot: Snapshot) -> None:
+    def _spawn(self) -> None:
         parent, child = self._context.Pipe()
         process = self._context.Process(
-            target=worker_main, args=(child, snapshot), name="qabench-query-worker", daemon=True
+            target=worker_main, args=(child,), name="qabench-query-worker", daemon=True
         )
         process.start()
         child.close()
-        worker = _Worker(process, parent, -1)
+        worker = _Worker(process, parent)
         with self._lock:
             if self._closed:
                 process.kill()
@@ -161,8 +157,7 @@ class QueryPool:
         try:
             if not parent.poll(LOAD_TIMEOUT_SECONDS):
                 raise EOFError("worker did not become ready")
-            _kind, generation = parent.recv()
-            worker.generation = generation
+            parent.recv()
         except (EOFError, OSError) as exc:
             log.error("query worker failed to start: %s", exc)
             self._discard(worker)
@@ -170,8 +165,8 @@ class QueryPool:
         self._idle.put(worker)
         self._ready.set()
 
-    def _spawn_later(self, snapshot: Snapshot) -> None:
-        threading.Thread(target=self._spawn, args=(snapshot,), daemon=True).start()
+    def _spawn_later(self) -> None:
+        threading.Thread(target=self._spawn, daemon=True).start()
 
     def _discard(self, worker: _Worker) -> None:
         with self._lock:
@@ -181,50 +176,23 @@ class QueryPool:
         worker.process.join(5)
         worker.conn.close()
 
-    def _ensure_started(self, snapshot: Snapshot) -> None:
+    def _ensure_started(self) -> None:
         with self._lock:
             if self._started or self._closed:
                 return
             self._started = True
-            self._snapshot = snapshot
         for _ in range(self._size):
-            self._spawn_later(snapshot)
+            self._spawn_later()
 
-    def publish(self, snapshot: Snapshot) -> None:
-        """Announce a new snapshot; idle workers reload it in the background."""
-        with self._lock:
-            self._snapshot = snapshot
-            if not self._started:
-                return
-        threading.Thread(target=self._refresh_idle, args=(snapshot,), daemon=True).start()
-
-    def _refresh_idle(self, snapshot: Snapshot) -> None:
-        for _ in range(self._size):
-            try:
-                worker = self._idle.get_nowait()
-            except queue.Empty:
-                return
-            if worker.generation < snapshot.generation:
-                try:
-                    worker.conn.send(("load", snapshot))
-                    if not worker.conn.poll(LOAD_TIMEOUT_SECONDS):
-                        raise EOFError("reload timed out")
-                    worker.generation = worker.conn.recv()[1]
-                except (EOFError, OSError):
-                    self._discard(worker)
-                    self._spawn_later(snapshot)
-                    continue
-            self._idle.put(worker)
-
-    def run(self, job: QueryJob, snapshot: Snapshot) -> QueryOutcome:
-        """Evaluate ``job`` on a worker whose replica is ``snapshot``.
+    def run(self, job: QueryJob) -> QueryOutcome:
+        """Evaluate ``job`` on a worker (over the view the job names).
 
         Raises:
             PoolBusyError: no worker became free within the time limit.
             QueryTimeoutError: the query overran the limit (its worker was killed).
             WorkerFailedError: the worker died while evaluating.
         """
-        self._ensure_started(snapshot)
+        self._ensure_started()
         if not self._ready.wait(LOAD_TIMEOUT_SECONDS):
             raise PoolBusyError("No query worker could be started")
         try:
@@ -232,26 +200,26 @@ class QueryPool:
         except queue.Empty:
             raise PoolBusyError("All query workers are busy") from None
         try:
-            worker.conn.send(("query", job, snapshot))
-            message = self._wait(worker, snapshot)
+            worker.conn.send(("query", job))
+            message = self._wait(worker)
             if message[0] == "loading":
-                # The time budget starts once the worker's replica is current.
+                # The time budget starts once the worker has opened the view.
                 if not worker.conn.poll(LOAD_TIMEOUT_SECONDS):
-                    raise EOFError("replica load timed out")
-                worker.generation = worker.conn.recv()[1]
-                message = self._wait(worker, snapshot)
+                    raise EOFError("opening the view timed out")
+                worker.conn.recv()
+                message = self._wait(worker)
             outcome: QueryOutcome = message[1]
         except (EOFError, OSError) as exc:
             self._discard(worker)
-            self._spawn_later(snapshot)
+            self._spawn_later()
             raise WorkerFailedError(f"The query worker stopped: {exc}") from exc
         self._idle.put(worker)
         return outcome
 
-    def _wait(self, worker: _Worker, snapshot: Snapshot) -> tuple[str, QueryOutcome]:
+    def _wait(self, worker: _Worker) -> tuple[str, QueryOutcome]:
         if not worker.conn.poll(self._timeout):
             self._discard(worker)
-            self._spawn_later(snapshot)
+            self._spawn_later()
             raise QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
         message: tuple[str, QueryOutcome] = worker.conn.recv()
         return message

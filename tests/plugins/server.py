@@ -260,7 +260,7 @@ def shared_live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Liv
     """
     tmp = tmp_path_factory.mktemp("shared-live")
     server = LiveServer(build_app(server_config(tmp), fixture_quads()))
-    server.services.pool.start(server.services.snapshot())
+    server.services.pool.start()
     server.services.pool.wait_ready(60)
     yield server
     server.stop()

@@ -14,6 +14,7 @@ from evaluators.knowledge.bases import (
     InMemoryKnowledgeBase,
     KnowledgeBase,
     StoreKnowledgeBase,
+    kb_graph_of,
     load_kb,
     open_kb,
     refresh_answers,
@@ -68,7 +69,8 @@ def test_in_memory_kb(kb_files: list[Path]) -> None:
 
 
 def test_store_kb_over_named_graphs(kb_store: TripleStore, kb_files: list[Path]) -> None:
-    names = [graphs.kb_graph(BASE, f"kb{n}") for n in range(len(kb_files))]
+    names = [kb_graph_of(kb_store, BASE, f"kb{n}") for n in range(len(kb_files))]
+    assert None not in names and len(names) == len(kb_files)
     check_kb(StoreKnowledgeBase(kb_store, names))
     # one graph alone knows only its own facts
     only_labels = StoreKnowledgeBase(kb_store, names[:1])
@@ -85,11 +87,14 @@ def test_load_kb_writes_the_graph_and_a_catalog_entry(store: TripleStore) -> Non
         g=NamedNode(info.graph),
     )
     assert len(list(store.quads(graph=NamedNode(info.graph)))) == 9
-    # loading again replaces, it does not duplicate
+    # loading again replaces, it does not duplicate: a new graph, the old one dropped
     again = load_kb(store, BASE, TEST_KB, "links")
-    assert again.triples == 9
-    assert len(list(store.quads(graph=NamedNode(info.graph)))) == 9
-    assert len(list(store.quads(NamedNode(info.iri), None, None, graphs.catalog_graph(BASE)))) == 5
+    assert again.triples == 9 and again.graph != info.graph
+    assert len(list(store.quads(graph=NamedNode(again.graph)))) == 9
+    assert not store.has_graph(NamedNode(info.graph))
+    assert [g for g in store.graphs() if "/graph/kb/" in g.value] == [NamedNode(again.graph)]
+    entry = list(store.quads(NamedNode(info.iri), None, None, graphs.catalog_graph(BASE)))
+    assert len(entry) == 6 and str(TEST_KB) not in str(entry)  # no server path is published
 
 
 def test_load_kb_reports_bad_files(store: TripleStore, tmp_path: Path) -> None:
@@ -155,7 +160,8 @@ def test_refresh_from_store_and_endpoint_agree(
     oxigraph_endpoint: str, kb_store: TripleStore, kb_files: list[Path], shared_data: Path
 ) -> None:
     dataset = parse_file(shared_data / QALD9_TEST)
-    names = [graphs.kb_graph(BASE, f"kb{n}") for n in range(len(kb_files))]
+    names = [kb_graph_of(kb_store, BASE, f"kb{n}") for n in range(len(kb_files))]
+    assert None not in names and len(names) == len(kb_files)
     from_store, store_failures = refresh_answers(dataset, StoreKnowledgeBase(kb_store, names))
     from_endpoint, endpoint_failures = refresh_answers(dataset, oxigraph_endpoint)
     assert {f.question_id for f in store_failures} == {f.question_id for f in endpoint_failures}

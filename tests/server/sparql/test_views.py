@@ -1,0 +1,195 @@
+"""The SPARQL views: the visibility index, the public mirror and the checkpoints workers read.
+
+A real on-disk store takes a scripted series of writes of every kind (quads added and removed,
+graphs dropped and bulk-loaded, an experiment created private and then published, an arbitrary
+SPARQL update); after each one the incrementally maintained index must equal one rebuilt from
+scratch, and the published view must hold exactly the public graphs of the main store.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
+
+from server.sparql.views import View, ViewPublisher, check_view
+from store import graphs
+from store.changes import ChangeLog
+from store.errors import StoreError
+from store.triplestore import TripleStore
+from store.visibility import VisibilityIndex, token_hash
+from vocab.project import QAB
+from vocab.standard import XSD
+
+BASE = "http://views.test"
+EX = "http://views.test/thing/"
+
+
+def _q(s: str, o: str, graph: NamedNode) -> Quad:
+    return Quad(NamedNode(EX + s), NamedNode(EX + "p"), Literal(o), graph)
+
+
+def _flag(eid: str, published: bool, token: str = "t0k3n") -> list[Quad]:
+    admin = graphs.admin_graph(BASE)
+    iri = NamedNode(f"{BASE}/experiment/{eid}")
+    return [
+        Quad(iri, QAB.published, Literal(str(published).lower(), datatype=XSD.boolean), admin),
+        Quad(iri, QAB.accessTokenHash, Literal(token_hash(token)), admin),
+    ]
+
+
+class World:
+    """A store with a change log, its visibility index and a view publisher over it."""
+
+    def __init__(self, tmp: Path, grace: float = 60.0) -> None:
+        self.store = TripleStore.open(tmp / "store")
+        self.store.changes = ChangeLog()
+        self.index = VisibilityIndex(self.store, BASE)
+        self.views = ViewPublisher(
+            self.store, self.index.public_names(), tmp / "views", grace_seconds=grace
+        )
+        self.generation = 0
+
+    def sync(self) -> View:
+        changes = self.store.changes.drain()[0] if self.store.changes else []
+        self.index.apply(changes)
+        self.generation += 1
+        self.views.submit(self.generation, changes, self.index.public_names())
+        return self.views.current(self.generation, timeout=30)
+
+    def view_quads(self, view: View) -> set[str]:
+        store = TripleStore.open_read_only(view.path)
+        try:
+            return {str(q) for q in store.quads()}
+        finally:
+            store.close()
+
+    def expected(self) -> set[str]:
+        fresh = VisibilityIndex(self.store, BASE)
+        return {str(q) for g in fresh.public_graphs() for q in self.store.quads(graph=g)}
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    found = World(tmp_path)
+    yield found
+    found.views.close()
+    found.store.close()
+
+
+def _steps(tmp: Path) -> list[tuple[str, Callable[[TripleStore], None]]]:
+    kb = graphs.kb_graph(BASE, "kb")
+    rag = graphs.rag_graph(BASE)
+    exp = graphs.experiment_graph(BASE, "202401010001")
+    other = graphs.experiment_graph(BASE, "202401010002")
+    ttl = tmp / "kb.nt"
+    ttl.write_text("".join(f"<{EX}b{i}> <{EX}p> <{EX}c{i}> .\n" for i in range(50)), "utf-8")
+    return [
+        ("add public quads", lambda s: s.add([_q("a", "1", rag), _q("b", "2", kb)])),
+        (
+            "create a private experiment",
+            lambda s: s.add([*_flag("202401010001", False), _q("e", "secret", exp)]),
+        ),
+        ("write into the private experiment", lambda s: s.add([_q("f", "more", exp)])),
+        (
+            "a published experiment",
+            lambda s: s.add([*_flag("202401010002", True), _q("o", "open", other)]),
+        ),
+        ("remove and add", lambda s: s.apply(remove=[_q("a", "1", rag)], add=[_q("a", "2", rag)])),
+        (
+            "publish the private experiment",
+            lambda s: s.apply(
+                remove=[_flag("202401010001", False)[0]], add=[_flag("202401010001", True)[0]]
+            ),
+        ),
+        ("bulk load a graph", lambda s: s.bulk_load(ttl, RdfFormat.N_TRIPLES, graph=kb)),
+        ("drop a graph", lambda s: s.drop_graphs([other])),
+        (
+            "an arbitrary update",
+            lambda s: s.update(f'INSERT DATA {{ GRAPH <{rag.value}> {{ <{EX}u> <{EX}p> "u" }} }}'),
+        ),
+        (
+            "unpublish by update",
+            lambda s: s.update(
+                f"DELETE WHERE {{ GRAPH <{graphs.admin_graph(BASE).value}> "
+                f"{{ <{BASE}/experiment/202401010001> <{QAB.published.value}> ?v }} }} ;"
+                f" INSERT DATA {{ GRAPH <{graphs.admin_graph(BASE).value}> "
+                f"{{ <{BASE}/experiment/202401010001> <{QAB.published.value}> "
+                f'"false"^^<{XSD.boolean.value}> }} }}'
+            ),
+        ),
+        ("a staging graph", lambda s: s.add([_q("z", "staged", graphs.staging_graph(BASE, "x"))])),
+    ]
+
+
+def test_views_hold_exactly_the_public_graphs_after_every_kind_of_write(
+    world: World, tmp_path: Path
+) -> None:
+    steps = _steps(tmp_path)
+    public_secret = False
+    for label, step in steps:
+        step(world.store)
+        view = world.sync()
+        fresh = VisibilityIndex(world.store, BASE)
+        assert world.index.public_names() == fresh.public_names(), label
+        assert {p.graph for p in world.index.private()} == {p.graph for p in fresh.private()}
+        assert world.view_quads(view) == world.expected(), label
+        assert view.graphs == fresh.public_names(), label
+        public_secret = label.startswith("publish") or (public_secret and "unpublish" not in label)
+        assert ('"secret"' in str(world.view_quads(view))) == public_secret, label
+    assert len(steps) == 11
+
+
+def test_a_token_view_adds_only_the_opened_experiment(world: World) -> None:
+    secret = graphs.experiment_graph(BASE, "202401010001")
+    other = graphs.experiment_graph(BASE, "202401010003")
+    world.store.add([*_flag("202401010001", False, "mine"), _q("e", "secret", secret)])
+    world.store.add([*_flag("202401010003", False, "theirs"), _q("t", "theirs", other)])
+    view = world.sync()
+    assert not {secret.value, other.value} & {g for g in view.graphs}
+    opened = world.views.token_view(view, (secret,))
+    found = world.view_quads(opened)
+    assert str(_q("e", "secret", secret)) in found
+    assert not any("theirs" in q for q in found)
+    assert world.views.token_view(view, (secret,)) == opened  # made once
+
+
+def test_a_view_holding_an_unexpected_graph_is_refused(tmp_path: Path) -> None:
+    store = TripleStore.open(tmp_path / "s")
+    store.add([_q("a", "1", graphs.admin_graph(BASE))])
+    store.checkpoint(tmp_path / "c")
+    store.close()
+    with pytest.raises(StoreError, match="may not see"):
+        check_view(tmp_path / "c", frozenset())
+
+
+def test_views_and_the_mirror_are_readable_by_the_owner_only(world: World) -> None:
+    view = world.sync()
+    for path in (view.path, view.path.parent, view.path.parent / "mirror"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+
+
+def test_old_views_are_pruned_after_the_grace_period(tmp_path: Path) -> None:
+    world = World(tmp_path, grace=0.0)
+    made = []
+    for n in range(5):
+        world.store.add([_q(f"n{n}", "x", graphs.rag_graph(BASE))])
+        made.append(world.sync().path)
+    world.views.close()
+    world.store.close()
+    assert made[-1].exists() and made[-2].exists() and made[-3].exists()
+    assert not made[0].exists() and not made[1].exists()
+
+
+def test_a_dump_is_written_once_per_view(world: World) -> None:
+    world.store.add([_q("a", "1", graphs.rag_graph(BASE))])
+    view = world.sync()
+    first = world.views.dump(view)
+    assert first.read_bytes().count(b"\n") == 1
+    assert world.views.dump(view) == first
+    world.store.add([_q("b", "2", graphs.rag_graph(BASE))])
+    newer = world.views.dump(world.sync())
+    assert newer.read_bytes().count(b"\n") == 2 and not first.exists()
