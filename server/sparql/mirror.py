@@ -55,28 +55,42 @@ class PublicMirror:
         return self.store is not None
 
     def rebuild(self, public: list[NamedNode]) -> None:
-        """Build the mirror from scratch: a fresh directory holding a copy of ``public``."""
+        """Build the mirror from scratch: a fresh directory holding exactly ``public``.
+
+        From an on-disk main store this is a checkpoint of it (hard links) from which every
+        graph that is not public is dropped, so the cost follows the hidden data, not the
+        store; from any other store the public graphs are copied.
+        """
         if self.store is not None:
             self.store.close()
             self.store = None
         if self._directory.exists():
             shutil.rmtree(self._directory)
         self._directory.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        store = TripleStore.open(self._directory)
+        wanted = frozenset(g.value for g in public)
+        if isinstance(self._main, TripleStore) and self._main.path is not None:
+            self._main.checkpoint(self._directory)
+            store = TripleStore.open(self._directory)
+            hidden = [g for g in store.graphs() if g.value not in wanted]
+            # The default graph is never public either (qabench writes only named graphs).
+            store.update("DROP SILENT DEFAULT")
+            store.drop_graphs(hidden)
+            count = len(store)
+        else:
+            store = TripleStore.open(self._directory)
+            count = 0
+
+            def _quads() -> Iterator[Quad]:
+                nonlocal count
+                for graph in public:
+                    for quad in self._main.quads(graph=graph):
+                        count += 1
+                        yield quad
+
+            if public:
+                store.bulk_add(_quads())
         self._directory.chmod(0o700)
-        count = 0
-
-        def _quads() -> Iterator[Quad]:
-            nonlocal count
-            for graph in public:
-                for quad in self._main.quads(graph=graph):
-                    count += 1
-                    yield quad
-
-        if public:
-            store.bulk_add(_quads())
-        self.store, self.quads = store, count
-        self._public = frozenset(g.value for g in public)
+        self.store, self.quads, self._public = store, count, wanted
         log.info("public mirror built: %d quads in %d graphs", count, len(public))
 
     def apply(self, changes: list[Change], public: frozenset[str]) -> None:
