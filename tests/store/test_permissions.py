@@ -55,12 +55,15 @@ def test_server_files_holding_private_data_are_owner_only(tmp_path: Path, open_u
             content_type="multipart/form-data",
         )
         assert response.status_code == 201, response.get_data(as_text=True)
-        snapshot = svc.snapshot()
+        svc.notify_write()
+        view = svc.view()
         data = svc.config.data_dir
         assert _mode(data) == 0o700
         assert _mode(svc.config.store_path) == 0o700
-        assert _mode(snapshot.private) == 0o600 and _mode(snapshot.public) == 0o600
-        assert _mode(snapshot.private.parent) == 0o700
+        # The SPARQL views and the mirror hold hard links to the store's files: their
+        # directories are owner-only, so nobody else can reach those files.
+        assert _mode(view.path) == 0o700 and _mode(view.path.parent) == 0o700
+        assert _mode(view.path.parent / "mirror") == 0o700
         uploads = [p for p in (data / "uploads").rglob("*")]
         assert any(p.is_file() for p in uploads)
         for path in uploads:

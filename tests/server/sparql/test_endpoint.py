@@ -427,7 +427,7 @@ def test_sparql_sees_writes(live_server: LiveServer) -> None:
                     NamedNode("http://x.test/s"),
                     NamedNode("http://x.test/p"),
                     Literal("new"),
-                    NamedNode(f"{BASE}/graph/kb/x"),
+                    NamedNode(f"{BASE}/graph/rag"),  # (kb and dataset graphs are catalog-gated)
                 )
             ]
         )
