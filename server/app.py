@@ -20,6 +20,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from evaluators.experiments.index import ExperimentIndex
 from evaluators.experiments.runner import ExperimentRunner
 from server.ask import routes as ask_routes
 from server.ask.qa_system import system_registry
@@ -110,9 +111,10 @@ def build_services(config: Config, store: RdfStore) -> Services:
     private_directory(config.data_dir)
     store.changes = ChangeLog()
     index = VisibilityIndex(store, config.base_iri)
+    experiments = ExperimentIndex(store, config.base_iri)
     views = ViewPublisher(store, index.public_names(), config.data_dir / "views")
     pool = QueryPool(config.server.query_workers, config.server.query_timeout_seconds)
-    return Services(config, store, index, views, pool)
+    return Services(config, store, index, experiments, views, pool)
 
 
 def _load_demo(svc: Services) -> None:

@@ -64,6 +64,8 @@ class ServerConfig:
     # Per-client rates (0: no limit). Holders of the submit or admin token are exempt.
     sparql_requests_per_minute: int = 240
     rag_requests_per_minute: int = 6
+    # Rows per page of the lists (experiments, systems, datasets, leaderboards, questions).
+    page_size: int = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +203,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "server.rag_requests_per_minute": (0, 1_000_000),
     "rag.workers": (1, 64),
     "rag.queue": (0, 1000),
+    "server.page_size": (1, 1000),
     "evaluation.error_tolerance": (0, 1),
     "evaluation.concurrency_per_system": (1, 256),
     "evaluation.parallel_tasks": (1, 64),

@@ -24,6 +24,7 @@ from typing import TypeVar
 from flask import current_app
 from pyoxigraph import NamedNode
 
+from evaluators.experiments.index import ExperimentIndex
 from evaluators.experiments.runner import ExperimentRunner
 from server.config import Config
 from server.sparql.views import View, ViewNotReadyError, ViewPublisher
@@ -108,6 +109,7 @@ class Services:
     config: Config
     store: RdfStore
     index: VisibilityIndex
+    experiments: ExperimentIndex
     views: ViewPublisher
     pool: QueryPool
     cache: GenerationCache = field(default_factory=GenerationCache)
@@ -143,6 +145,7 @@ class Services:
             changes = journal.drain()[0] if journal is not None else []
             if changes:
                 self.index.apply(changes)
+                self.experiments.apply(changes)
             self.writes.generation += 1
             generation = self.writes.generation
             public = self.index.public_names()

@@ -16,6 +16,7 @@ from vocab.standard import (
     DCTERMS,
     FOAF,
     GERBIL,
+    HYDRA,
     OWL,
     PROV,
     RDF,
@@ -40,6 +41,7 @@ PUBLISHED: dict[str, str] = {
     "sd": SD.iri,
     "foaf": FOAF.iri,
     "dataid": DATAID.iri,
+    "hydra": HYDRA.iri,
 }
 
 KNOWLEDGE_BASES: dict[str, str] = {

@@ -215,6 +215,21 @@ FORMATS = Namespace(
         "TriG",
     ],
 )
+# Hydra Core: paged collections (list pages say which page they are and link the others).
+HYDRA = Namespace(
+    "http://www.w3.org/ns/hydra/core#",
+    [
+        "Collection",
+        "PartialCollectionView",
+        "member",
+        "totalItems",
+        "view",
+        "first",
+        "previous",
+        "next",
+        "last",
+    ],
+)
 FOAF = Namespace("http://xmlns.com/foaf/0.1/", ["Agent", "name", "homepage", "page"])
 SCHEMA = Namespace("https://schema.org/", ["softwareVersion", "codeRepository", "url", "name"])
 

@@ -17,6 +17,7 @@ from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions
 from server.linked_data.documents import document
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import TermView, describe, term_view, title_of
+from server.pages.pagination import page_number, paginate
 from server.services import Services, Visibility
 from server.sparql.page import query_link
 from store import queries
@@ -25,7 +26,6 @@ from vocab.standard import DCTERMS
 
 bp = Blueprint("dataset", __name__)
 
-PAGE_SIZE = 50
 # /dataset/{name} and /dataset/{name}/v{n}: the two shapes with a page of their own.
 _DATASET = re.compile(r"[^/]+")
 _VERSION = re.compile(r"[^/]+/v[0-9]+")
@@ -104,23 +104,27 @@ def _question(svc: Services, qiri: NamedNode, graph: NamedNode) -> dict[str, obj
     }
 
 
+def _questions(svc: Services, graph: NamedNode) -> list[NamedNode]:
+    result = svc.store.query(
+        queries.load("page_version_questions"), default_graph=[graph], named_graphs=[]
+    )
+    assert isinstance(result, QuerySolutions)
+    return [row["question"] for row in result if isinstance(row["question"], NamedNode)]
+
+
 def version_view(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visibility) -> str:
     """Render a dataset version: metadata, then its questions one page at a time."""
     focus = [s for s in describe([q for q in quads if q.subject == iri], iri, svc.base)]
     graph = next((q.object for q in quads if q.subject == iri and q.predicate == QAB.graph), None)
-    questions: list[dict[str, object]] = []
-    total = 0
-    page = max(request.args.get("page", 1, type=int) or 1, 1)
+    ordered: list[NamedNode] = []
     if isinstance(graph, NamedNode) and vis.can_see(graph):
-        result = svc.store.query(
-            queries.load("page_version_questions"), default_graph=[graph], named_graphs=[]
+        # The ordered question list of a version is read once per store generation.
+        ordered = svc.cache.get_or_make(
+            svc.generation, f"version-questions {graph.value}", lambda: _questions(svc, graph)
         )
-        assert isinstance(result, QuerySolutions)
-        rows = list(result)
-        total = len(rows)
-        for row in rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
-            questions.append(_question(svc, row["question"], graph))
-    pages = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
+    page = paginate(ordered, len(ordered), page_number(), svc.config.server.page_size)
+    questions = [_question(svc, q, graph) for q in page.rows if isinstance(graph, NamedNode)]
+    links = page.neighbours(request.path)
     sparql = (
         queries.load("page_version_questions").replace(
             "SELECT", f"# version graph: {graph}\nSELECT", 1
@@ -134,9 +138,11 @@ def version_view(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visibili
         iri=iri.value,
         subjects=focus,
         questions=questions,
-        page=page,
-        pages=pages,
-        total=total,
+        page=page.number,
+        pages=page.pages,
+        total=page.total,
+        prev_url=links.get("prev"),
+        next_url=links.get("next"),
         alternates=alternate_links(),
         query_href=query_link(sparql) if sparql else None,
     )

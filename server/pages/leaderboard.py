@@ -25,6 +25,7 @@ from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.results import BIOASQ_PROFILE, BIOASQ_TYPES, EXPERIMENT_TYPES, MEASURES, QA_TYPES
 from server.pages.charts import bar_chart
 from server.pages.compare import DATA_FORMS
+from server.pages.pagination import link_header, page_number, paginate
 from server.pages.tables import column, format_value
 from server.services import Services, services
 from server.sparql.endpoint import RESULT_TYPES
@@ -192,6 +193,9 @@ def leaderboard() -> Response:
         )
         rows = [r for r in found if profile == ANY or r["profile"] == profile]
         entries = best_per_system(rows, ranking)
+    page = paginate(entries, len(entries), page_number(), svc.config.server.page_size)
+    links = page.neighbours(request.path)
+    entries = page.rows
     label = column(ranking[0]).label
     chart = bar_chart(
         f"Best published {label} per system",
@@ -210,13 +214,17 @@ def leaderboard() -> Response:
         profiles=(ANY, *PROFILE_TERMS),
         columns=(column(ranking[0]), column(ranking[1])),
         entries=entries,
+        first_rank=page.offset + 1,
+        page=page,
+        prev_url=links.get("prev"),
+        next_url=links.get("next"),
         chart=chart,
         format_value=format_value,
         ranking=ranking,
         query_href=query_link(text) if text else None,
         alternates=[(query_link(text, f), m, label) for f, m, label in DATA_FORMS] if text else [],
     )
-    return Response(body, mimetype="text/html")
+    return link_header(Response(body, mimetype="text/html"), page, request.path)  # type: ignore[arg-type]
 
 
 def _versions(svc: Services) -> list[tuple[str, str]]:

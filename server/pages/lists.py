@@ -3,9 +3,11 @@
 The pages of single datasets, experiments, tasks and systems are their siblings in
 ``server.pages``; the VoID description and the dump live in ``server.linked_data``.
 
-Each list is also an RDF document (the list page negotiates like any resource) and links to a
-SPARQL query that reproduces its table. Canned queries run on the main store restricted to the
-graphs the reader may see.
+Each list is shown a page at a time (``server.pages.pagination``), is also an RDF document (the
+list page negotiates like any resource) and links to a SPARQL query that reproduces its table.
+The experiments and systems come from the experiment index (``evaluators.experiments.index``),
+filtered by what the reader may see, so a page costs what it shows whatever the store holds;
+the datasets come from a canned query on the catalog graph.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from server.linked_data.description import render_description
 from server.linked_data.routes import document_etag
 from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import term_view
+from server.pages.pagination import Page, link_header, page_number, paginate, view_quads
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
 from server.web import caching
@@ -32,7 +35,7 @@ from server.web.negotiation import (
 from store import graphs, queries
 from store.triplestore import QueryResult
 from vocab import iris
-from vocab.standard import DCTERMS, RDFS
+from vocab.standard import DCTERMS, HYDRA, RDFS, XSD
 
 bp = Blueprint("pages", __name__)
 
@@ -56,12 +59,15 @@ def _select(
     return _rows(result)
 
 
+Row = dict[str, NamedNode | Literal | None]
+
+
 def _list_page(
     title: str,
     query_name: str,
-    rows: list[dict[str, object]],
+    page: Page[Row],
     columns: list[str],
-    members: list[NamedNode],
+    member_column: str,
     intro: str,
 ) -> Response:
     svc = services()
@@ -69,40 +75,54 @@ def _list_page(
     choice = negotiate(PAGE_FORMATS, extension)
     rep = choice.rep
     vis = svc.visibility(request_tokens())
-    etag = document_etag(svc, stem, choice, vis)
+    etag = document_etag(svc, f"{stem}?page={page.number}", choice, vis)
     fresh = caching.not_modified(etag, svc.modified)
     if fresh:
         response = Response(status=304)
     elif rep.rdf_format is None:
         table = [
             {c: (term_view(r[c], svc.base) if r.get(c) is not None else None) for c in columns}
-            for r in rows
+            for r in page.rows
         ]
+        links = page.neighbours(stem)
         body = render_template(
             "list.html",
             title=title,
             columns=columns,
             rows=table,
             intro=intro,
+            page=page,
+            prev_url=links.get("prev"),
+            next_url=links.get("next"),
             query_href=query_link(queries.load(query_name)),
             alternates=[(f"{stem}.{r.extension}", r.media_type, r.label) for r in PAGE_FORMATS],
         )
         response = Response(body, mimetype="text/html")
     else:
-        page = NamedNode(svc.base + stem)
-        quads = [Quad(page, RDFS.label, Literal(title, language="en"), DefaultGraph())]
-        quads += [Quad(page, DCTERMS.hasPart, m, DefaultGraph()) for m in members]
+        collection = NamedNode(svc.base + stem)
+        g = DefaultGraph()
+        quads = [Quad(collection, RDFS.label, Literal(title, language="en"), g)]
+        for row in page.rows:
+            member = row.get(member_column)
+            if isinstance(member, NamedNode):
+                quads.append(Quad(collection, DCTERMS.hasPart, member, g))
+                quads.append(Quad(collection, HYDRA.member, member, g))
+        quads += view_quads(collection, page, stem, svc.base)  # type: ignore[arg-type]
         data = serialize_document(quads, rep, as_graph=choice.as_graph)
         response = Response(data, mimetype=rep.media_type)
     caching.finish(
         response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
     )
+    link_header(response, page, stem)  # type: ignore[arg-type]
     return decorate(response, stem, PAGE_FORMATS, choice)
 
 
-def _experiment_graphs(svc: Services, vis: Visibility) -> list[NamedNode]:
-    prefix = graphs.experiment_graph_prefix(svc.base)
-    return [g for g in vis.graphs if g.value.startswith(prefix)]
+def _visible_experiments(svc: Services, vis: Visibility) -> int:
+    return svc.cache.get_or_make(
+        svc.generation,
+        f"experiment-count {vis.key} {svc.experiments.version}",
+        lambda: svc.experiments.count(vis.can_see),
+    )
 
 
 @bp.route("/")
@@ -118,7 +138,7 @@ def home(ext: str | None = None) -> Response:
         return render_template(
             "home.html",
             datasets=len(datasets),
-            experiments=len(_experiment_graphs(svc, vis)),
+            experiments=_visible_experiments(svc, vis),
             triples=svc.public_quads(),
             alternates=[(f"/index.{r.extension}", r.media_type, r.label) for r in RDF_FORMATS],
         )
@@ -130,18 +150,18 @@ def home(ext: str | None = None) -> Response:
 @bp.route("/datasets")
 @bp.route("/datasets.<ext>")
 def datasets(ext: str | None = None) -> Response:
-    """Every benchmark dataset in the catalog."""
+    """Every benchmark dataset in the catalog, a page at a time."""
     svc = services()
     vis = svc.visibility(request_tokens())
     catalog = graphs.catalog_graph(svc.base)
     rows = _select(svc, "page_datasets", default=[catalog]) if vis.can_see(catalog) else []
-    members = [r["dataset"] for r in rows if isinstance(r["dataset"], NamedNode)]
+    page = paginate(rows, len(rows), page_number(), svc.config.server.page_size)
     return _list_page(
         "Datasets",
         "page_datasets",
-        rows,
+        page,  # type: ignore[arg-type]
         ["dataset", "name", "title", "versions", "questions"],
-        members,
+        "dataset",
         "Benchmarks loaded into this store. Each has one or more versions "
         "(files, identified by SHA-256); experiments cite a version.",
     )
@@ -150,36 +170,67 @@ def datasets(ext: str | None = None) -> Response:
 @bp.route("/experiments")
 @bp.route("/experiments.<ext>")
 def experiments(ext: str | None = None) -> Response:
-    """Every experiment the reader may see, newest first."""
+    """Every experiment the reader may see, newest first, a page at a time."""
     svc = services()
     vis = svc.visibility(request_tokens())
-    rows = _select(svc, "page_experiments", named=_experiment_graphs(svc, vis))
-    members = [r["experiment"] for r in rows if isinstance(r["experiment"], NamedNode)]
+    rows = (
+        {
+            "experiment": NamedNode(e.iri),
+            "tasks": Literal(str(e.tasks), datatype=XSD.integer),
+            "started": Literal(e.started) if e.started else None,
+            "states": Literal(" ".join(e.states)),
+        }
+        for e in svc.experiments.newest_first(vis.can_see)
+    )
+    total = _visible_experiments(svc, vis)
+    page = paginate(rows, total, page_number(), svc.config.server.page_size)
     response = _list_page(
         "Experiments",
         "page_experiments",
-        rows,
+        page,
         ["experiment", "tasks", "started", "states"],
-        members,
+        "experiment",
         "Experiments ran QA systems on dataset versions. Private experiments "
         "appear only to holders of their access token.",
     )
     return remember_tokens(response, bool(vis.unlocked))
 
 
+def _system_rows(svc: Services, vis: Visibility) -> list[Row]:
+    totals: dict[str, tuple[str, int]] = {}
+    for entry in svc.experiments.newest_first(vis.can_see):
+        for system in entry.systems:
+            label, tasks = totals.get(system.iri, (system.label, 0))
+            totals[system.iri] = (label, tasks + system.tasks)
+    ordered = sorted(totals.items(), key=lambda item: (item[1][0].lower(), item[0]))
+    return [
+        {
+            "system": NamedNode(iri),
+            "label": Literal(label),
+            "tasks": Literal(str(tasks), datatype=XSD.integer),
+        }
+        for iri, (label, tasks) in ordered
+    ]
+
+
 @bp.route("/systems")
 @bp.route("/systems.<ext>")
 def systems(ext: str | None = None) -> Response:
-    """Every system that took part in a visible task."""
+    """Every system that took part in a visible task, a page at a time."""
     svc = services()
     vis = svc.visibility(request_tokens())
-    rows = _select(svc, "page_systems", named=list(vis.graphs))
-    members = [r["system"] for r in rows if isinstance(r["system"], NamedNode)]
+    # Summed over the experiments' summaries once per change of what the reader may see.
+    rows: list[Row] = svc.cache.get_or_make(
+        svc.generation,
+        f"system-rows {vis.key} {svc.experiments.version}",
+        lambda: _system_rows(svc, vis),
+    )
+    page = paginate(rows, len(rows), page_number(), svc.config.server.page_size)
     return _list_page(
         "Systems",
         "page_systems",
-        rows,
+        page,
         ["system", "label", "tasks"],
-        members,
+        "system",
         "Question answering systems evaluated here.",
     )

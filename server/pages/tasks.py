@@ -1,12 +1,12 @@
 """The HTML page of a task (``/task/{experiment}/{n}``): its results and per-question diagnostics.
 
-The page shows the task's aggregate results (the experiment page's rows for this task), then one
-row per question of one experiment type: the question (linked, with its text), gold values
-against system values (matched ones marked), the matched pairs and the rule that matched each,
-the per-question measures (TP/FP/FN, P/R/F1, ...), and the system's error. Query parameters
-filter it on the server, so it works without JavaScript: ``type`` (an experiment type the task
-has, default ``QA``), ``wrong=1`` (only questions with F1 below 1 or an error) and ``page``
-(``PAGE_SIZE`` questions per page). Breakdowns by answer type, aggregation, hybrid and
+The page shows the task's aggregate results (the experiment page's rows for this task), then one row
+per question of one experiment type: the question (linked, with its text), gold values against
+system values (matched ones marked), the matched pairs and the rule that matched each, the
+per-question measures (TP/FP/FN, P/R/F1, ...), and the system's error. Query parameters filter it on
+the server, so it works without JavaScript: ``type`` (an experiment type the task has, default
+``QA``), ``wrong=1`` (only questions with F1 below 1 or an error) and ``page`` (``server.page_size``
+questions per page; a page past the end is 404). Breakdowns by answer type, aggregation, hybrid and
 language follow. The question rows are read once per store generation and cached.
 """
 
@@ -26,6 +26,7 @@ from evaluators.results import BIOASQ_TYPES, MeasureValue
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import href
 from server.pages.experiments import cached_task
+from server.pages.pagination import page_number, paginate
 from server.pages.tables import (
     MAIN_MEASURES,
     Cell,
@@ -49,8 +50,6 @@ from server.services import Services, Visibility
 from server.sparql.page import query_link
 from server.web.problems import Problem
 from store import graphs
-
-PAGE_SIZE = 50
 
 bp = Blueprint("task", __name__)
 
@@ -82,9 +81,9 @@ def _filters(types: list[str]) -> Filters:
             f"This task has no experiment type {wanted[:40]!r}; it has: " + ", ".join(types),
             extensions={"types": types},
         )
-    page = request.args.get("page", 1, type=int) or 1
+    page = page_number()
     only_wrong = request.args.get("wrong", "") in ("1", "on", "true", "yes")
-    return Filters(wanted, only_wrong, max(page, 1))
+    return Filters(wanted, only_wrong, page)
 
 
 def _task_parts(svc: Services, iri: NamedNode) -> tuple[str, int] | None:
@@ -150,9 +149,8 @@ def _render(
         else TaskTable((), ())
     )
     lines = table.select(chosen.only_wrong)
-    pages = max((len(lines) + PAGE_SIZE - 1) // PAGE_SIZE, 1)
-    page = min(chosen.page, pages)
-    shown = lines[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    paged = paginate(lines, len(lines), chosen.page, svc.config.server.page_size)
+    page, pages, shown = paged.number, paged.pages, paged.rows
     texts = question_texts(
         svc.store, [line.values.question for line in shown], version_graph, task.plan.language
     )

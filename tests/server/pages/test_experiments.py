@@ -253,10 +253,12 @@ def test_unknown_and_private_tasks_are_404(pages_world: PagesWorld) -> None:
 def test_task_page_paginates_a_real_dataset(tmp_path: Any, shared_data: Any) -> None:
     from evaluators.experiments.runner import ExperimentRequest, SystemRequest
     from evaluators.systems.protocol import SystemKind
-    from server.pages.tasks import PAGE_SIZE
+    from server.config import ServerConfig
     from server.services import RUNNER_KEY
     from tests.plugins.experiment_pages import make_forms_app
     from tests.plugins.qa_stub_experiments import QALD_FILES
+
+    page_size = ServerConfig().page_size
 
     app = make_forms_app(tmp_path)
     try:
@@ -275,18 +277,21 @@ def test_task_page_paginates_a_real_dataset(tmp_path: Any, shared_data: Any) -> 
         runner.run(run.id)
         client = app.test_client()
         questions = qa_result(runner.summary(run.id).tasks[0]).value("questions")
-        assert questions is not None and questions > 2 * PAGE_SIZE and info.questions >= questions
-        pages = -(-int(questions) // PAGE_SIZE)
+        assert questions is not None and questions > 2 * page_size and info.questions >= questions
+        pages = -(-int(questions) // page_size)
         second = client.get(f"/task/{run.id}/1?page=2", headers=HTML).get_data(as_text=True)
         (table,) = html_tables(second, "questions")
         numbers = [int(cell_texts(r)[0]) for r in table[1:]]
-        assert len(numbers) == PAGE_SIZE and numbers == sorted(numbers)
+        assert len(numbers) == page_size and numbers == sorted(numbers)
         assert f"page 2 of {pages}" in second
         assert 'rel="prev"' in second and 'rel="next"' in second
-        last = client.get(f"/task/{run.id}/1?page=999", headers=HTML).get_data(as_text=True)
+        last = client.get(f"/task/{run.id}/1?page={pages}", headers=HTML).get_data(as_text=True)
         (table,) = html_tables(last, "questions")
-        assert len(table) - 1 == questions - (pages - 1) * PAGE_SIZE
+        assert len(table) - 1 == questions - (pages - 1) * page_size
         assert 'rel="next"' not in last
+        # A page past the end is not found (never a "page 999 of 4").
+        assert client.get(f"/task/{run.id}/1?page={pages + 1}", headers=HTML).status_code == 404
+        assert client.get(f"/task/{run.id}/1?page=0", headers=HTML).status_code == 400
     finally:
         app.extensions["services"].close()
 
