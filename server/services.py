@@ -73,20 +73,38 @@ class GenerationCache:
     def __init__(self, entries: int = CACHE_ENTRIES) -> None:
         self._entries = entries
         self._data: OrderedDict[tuple[int, str], object] = OrderedDict()
+        self._pending: dict[tuple[int, str], threading.Event] = {}
         self._lock = threading.Lock()
 
     def get_or_make(self, generation: int, key: str, make: Callable[[], T]) -> T:
-        """Return the cached value for ``key`` at ``generation``, computing it once."""
-        with self._lock:
-            if (generation, key) in self._data:
-                self._data.move_to_end((generation, key))
-                return self._data[(generation, key)]  # type: ignore[return-value]
-        value = make()
-        with self._lock:
-            self._data[(generation, key)] = value
-            while len(self._data) > self._entries:
-                self._data.popitem(last=False)
-        return value
+        """Return the cached value for ``key`` at ``generation``, computing it once.
+
+        Concurrent callers asking for the same missing entry wait for the first one's result
+        instead of computing it again (an expensive page hit by many clients at once costs one
+        computation); if that computation fails, the next caller tries again.
+        """
+        slot = (generation, key)
+        while True:
+            with self._lock:
+                if slot in self._data:
+                    self._data.move_to_end(slot)
+                    return self._data[slot]  # type: ignore[return-value]
+                pending = self._pending.get(slot)
+                if pending is None:
+                    pending = self._pending[slot] = threading.Event()
+                    break
+            pending.wait()
+        try:
+            value = make()
+            with self._lock:
+                self._data[slot] = value
+                while len(self._data) > self._entries:
+                    self._data.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                self._pending.pop(slot, None)
+            pending.set()
 
     def clear(self) -> None:
         """Drop every entry."""

@@ -106,6 +106,7 @@ class ExperimentIndex:
         self._prefix = graphs.experiment_graph_prefix(base)
         self._entries: dict[str, ExperimentEntry] = {}
         self._order: list[str] = []  # graph IRIs, ascending experiment id
+        self._systems: dict[str, list[str]] = {}  # system IRI -> its experiments' graph IRIs
         self.version = 0
         self.build()
 
@@ -116,6 +117,10 @@ class ExperimentIndex:
         entries = _entries(result)
         self._entries = {g: e for g, e in entries.items() if g.startswith(self._prefix)}
         self._order = sorted(self._entries)
+        self._systems = {}
+        for name in self._order:
+            for system in self._entries[name].systems:
+                self._systems.setdefault(system.iri, []).append(name)
         self.version += 1
 
     def apply(self, changes: list[Change]) -> bool:
@@ -139,13 +144,18 @@ class ExperimentIndex:
             if entry == self._entries.get(name):
                 continue
             changed = True
+            old = self._entries.get(name)
+            for system in old.systems if old is not None else ():
+                self._systems[system.iri].remove(name)
             if entry is None:
                 del self._entries[name]
                 self._order.remove(name)
-            else:
-                if name not in self._entries:
-                    bisect.insort(self._order, name)
-                self._entries[name] = entry
+                continue
+            if old is None:
+                bisect.insort(self._order, name)
+            self._entries[name] = entry
+            for system in entry.systems:
+                bisect.insort(self._systems.setdefault(system.iri, []), name)
         if changed:
             self.version += 1
         return changed
@@ -153,6 +163,15 @@ class ExperimentIndex:
     def newest_first(self, visible: Callable[[NamedNode], bool]) -> Iterator[ExperimentEntry]:
         """Yield the experiments ``visible`` accepts, newest first (lazily: pages take slices)."""
         for name in reversed(self._order):
+            entry = self._entries[name]
+            if visible(entry.graph):
+                yield entry
+
+    def of_system(
+        self, system: str, visible: Callable[[NamedNode], bool]
+    ) -> Iterator[ExperimentEntry]:
+        """Yield the experiments of ``system`` (an IRI) that ``visible`` accepts, newest first."""
+        for name in reversed(self._systems.get(system, [])):
             entry = self._entries[name]
             if visible(entry.graph):
                 yield entry

@@ -20,7 +20,7 @@ from server.linked_data.terms import TermView, describe, term_view, title_of
 from server.pages.pagination import page_number, paginate
 from server.services import Services, Visibility
 from server.sparql.page import query_link
-from store import queries
+from store import graphs, queries
 from vocab.project import QAB
 from vocab.standard import DCTERMS
 
@@ -151,15 +151,27 @@ def version_view(svc: Services, iri: NamedNode, quads: list[Quad], vis: Visibili
 def dataset_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     """Render what a URL under ``/dataset/`` names: a dataset, a version, or anything else.
 
+    A version's page reads the version's catalog entry and the page of questions it shows,
+    never the whole version graph (its RDF forms carry that), and is rendered once per store
+    generation, page and reader.
+
     Raises:
-        Problem: 404 when the reader can see nothing about ``iri``.
+        Problem: 404 when the reader can see nothing about ``iri``, or the page is past the end.
     """
     rest = iri.value.removeprefix(f"{svc.base}/dataset/")
-    if _DATASET.fullmatch(rest) or _VERSION.fullmatch(rest):
+    if _DATASET.fullmatch(rest):
         quads = document(svc, iri, vis)
         if quads:
-            view = dataset_view if _DATASET.fullmatch(rest) else version_view
-            return view(svc, iri, quads, vis)
+            return dataset_view(svc, iri, quads, vis)
+    elif _VERSION.fullmatch(rest):
+        catalog = graphs.catalog_graph(svc.base)
+        entry = list(svc.store.quads(iri, None, None, catalog)) if vis.can_see(catalog) else []
+        if entry:
+            return svc.cache.get_or_make(
+                svc.generation,
+                f"version-page {request.full_path} {vis.key}",
+                lambda: version_view(svc, iri, entry, vis),
+            )
     return generic_page(svc, iri, vis)
 
 

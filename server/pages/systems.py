@@ -1,9 +1,10 @@
 """The HTML page of a system (``/system/{slug}``): what it is and every task it took part in.
 
-The experiments that describe a system are found through the quad index (``?system a
-qab:System`` per experiment graph), newest first and at most ``MAX_EXPERIMENTS`` of them, each
-only if the reader may see its graph; per experiment the page reads the tasks of this system
-with their QA results. Nothing outside the visible experiment graphs is read.
+The experiments of a system come from the experiment index (``evaluators.experiments.index``),
+newest first, each only if the reader may see its graph, ``server.page_size`` of them per page
+(``server.pages.pagination``); per experiment on the page the tasks of this system are read
+with their QA results. Nothing outside the visible experiment graphs is read, and a page costs
+what it shows.
 """
 
 from __future__ import annotations
@@ -11,23 +12,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import islice
 
-from flask import Blueprint, Response, render_template
+from flask import Blueprint, Response, render_template, request
 from pyoxigraph import Literal, NamedNode
 
+from evaluators.experiments.index import ExperimentEntry
 from evaluators.experiments.read import TaskSummary
 from server.linked_data.routes import alternate_links, serve_resource
 from server.pages.experiments import cached_experiment
+from server.pages.pagination import page_number, paginate
 from server.pages.tables import Footnotes, main_columns, qald_rows
 from server.services import Services, Visibility
 from server.sparql.page import query_link
 from server.web.problems import Problem
-from store import graphs, queries
+from store import queries
 from vocab.project import QAB
 from vocab.standard import DCTERMS, RDF, RDFS
 
 bp = Blueprint("system", __name__)
 
-MAX_EXPERIMENTS = 100
 _SCAN = 10_000
 
 
@@ -49,43 +51,37 @@ def _literals(svc: Services, iri: NamedNode, predicate: NamedNode, graph: NamedN
 
 
 def system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
-    """Render a system with its tasks in the experiments the reader may see.
+    """Render a system with its tasks in the experiments the reader may see, a page at a time.
 
     Raises:
-        Problem: 404 when no visible graph describes the system.
+        Problem: 404 when no visible graph describes the system, or the page is past the end.
     """
-    prefix = graphs.experiment_graph_prefix(svc.base)
-    described = sorted(
-        {
-            q.graph_name.value: q.graph_name
-            for q in islice(svc.store.quads(iri, RDF.type, QAB.System), _SCAN)
-            if isinstance(q.graph_name, NamedNode) and vis.can_see(q.graph_name)
-        }.items(),
-        reverse=True,
+    key = f"system-experiments {iri.value} {vis.key} {svc.experiments.version}"
+    entries: list[ExperimentEntry] = svc.cache.get_or_make(
+        svc.generation, key, lambda: list(svc.experiments.of_system(iri.value, vis.can_see))
     )
+    described = [e.graph for e in entries[:1]] or [
+        q.graph_name
+        for q in islice(svc.store.quads(iri, RDF.type, QAB.System), _SCAN)
+        if isinstance(q.graph_name, NamedNode) and vis.can_see(q.graph_name)
+    ][:1]
     if not described:
         raise Problem(404, f"There is no system {iri.value} (or it is not published).")
-    labels: set[str] = set()
-    kinds: set[str] = set()
-    descriptions: set[str] = set()
+    page = paginate(entries, len(entries), page_number(), svc.config.server.page_size)
+    graph = described[0]
+    labels = set(_literals(svc, iri, RDFS.label, graph))
     tasks: list[TaskSummary] = []
-    experiments = 0
-    for name, graph in described:
-        labels.update(_literals(svc, iri, RDFS.label, graph))
-        kinds.update(_literals(svc, iri, QAB.systemKind, graph))
-        descriptions.update(_literals(svc, iri, DCTERMS.description, graph))
-        if not name.startswith(prefix) or experiments >= MAX_EXPERIMENTS:
-            continue
-        experiments += 1
-        read = cached_experiment(svc, name[len(prefix) :])
-        own = {label for label in _literals(svc, iri, RDFS.label, graph)}
+    for entry in page.rows:
+        read = cached_experiment(svc, entry.id)
+        own = {label for label in _literals(svc, iri, RDFS.label, entry.graph)} or labels
         tasks.extend(t for t in read.tasks if t.plan.system in own)
     facts = SystemFacts(
         min(labels) if labels else iri.value.rsplit("/", 1)[-1],
-        tuple(sorted(kinds)),
-        tuple(sorted(descriptions)),
+        tuple(sorted(_literals(svc, iri, QAB.systemKind, graph))),
+        tuple(sorted(_literals(svc, iri, DCTERMS.description, graph))),
     )
     notes = Footnotes()
+    links = page.neighbours(request.path)
     return render_template(
         "system.html",
         title=f"System {facts.label}",
@@ -94,8 +90,10 @@ def system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
         columns=main_columns(),
         rows=qald_rows(tuple(tasks), notes),
         footnotes=notes.listing(),
-        experiments=experiments,
-        limit=MAX_EXPERIMENTS,
+        experiments=page.total,
+        page=page,
+        prev_url=links.get("prev"),
+        next_url=links.get("next"),
         alternates=alternate_links(),
         query_href=query_link(
             queries.load("page_system_tasks").replace("#BINDINGS#", f"VALUES ?system {{ {iri} }}")
