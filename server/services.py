@@ -179,9 +179,12 @@ class Services:
         return self.views.current(self.generation, timeout)
 
     def public_quads(self) -> int | None:
-        """Return the number of public quads in the newest SPARQL view (None while building)."""
+        """Return the number of public quads in the SPARQL view of the current generation.
+
+        Waits for that view like a query does (None if it cannot be had within 5 s).
+        """
         try:
-            return self.views.current(timeout=0).quads
+            return self.view().quads
         except ViewNotReadyError:
             return None
 

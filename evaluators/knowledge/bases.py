@@ -317,9 +317,8 @@ def load_kb(
 
 def _count(store: RdfStore, graph: NamedNode) -> int:
     # Counted by the engine: iterating a million quads in Python costs a second.
-    result = store.query(
-        "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }", substitutions={"g": graph}
-    )
+    # The graph is written through its term object (never pasted text): str() gives <iri>.
+    result = store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
     assert isinstance(result, QuerySolutions)
     row = next(iter(result))
     return int(row["n"].value)

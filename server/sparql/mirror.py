@@ -114,8 +114,8 @@ class PublicMirror:
     def _replay(self, added: list[Quad], removed: list[Quad]) -> None:
         assert self.store is not None
         raw = self.store.raw
-        fresh = [q for q in added if q not in raw]
-        gone = [q for q in removed if q in raw]
+        fresh = [q for q in dict.fromkeys(added) if q not in raw]
+        gone = [q for q in dict.fromkeys(removed) if q in raw]
         self.store.apply(remove=gone, add=fresh)
         self.quads += len(fresh) - len(gone)
 

@@ -171,7 +171,7 @@ def _as(client: str) -> dict[str, str]:
 
 def test_one_client_cannot_hold_every_worker(make_live_server: Any) -> None:
     live = make_live_server(query_timeout_seconds=3.0, trusted_proxy="127.0.0.1")
-    live.services.pool.start(live.services.snapshot())
+    live.services.pool.start()
     assert live.services.pool.wait_ready(60)
     outcome: dict[str, httpx.Response] = {}
 
