@@ -43,7 +43,7 @@ def test_virtuoso_blank_nodes_and_booleans_read_as_values() -> None:
     assert wire.term_text(BlankNode("f00")) is None  # another store's node cannot be named
 
 
-def test_rounded_doubles_get_their_exact_value_from_str() -> None:
+def test_rounded_floats_get_their_exact_value_back() -> None:
     query, names = wire.with_lexical_forms("PREFIX x: <http://x#>\nSELECT DISTINCT ?d ?n WHERE {}")
     assert names == ["d", "n"]
     assert "SELECT DISTINCT ?d ?n (IF(datatype(?d) IN (" in query
