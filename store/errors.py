@@ -5,7 +5,8 @@ StoreError
 ├── QuerySyntaxError        SPARQL that does not parse (message and position)
 ├── UnsupportedFormatError  a media type or file extension we cannot read or write
 ├── RdfSyntaxError          RDF input that does not parse (file, line, column)
-└── RemoteStoreError        a remote SPARQL store answered with an error
+└── RemoteStoreError        a remote SPARQL store answered with an error or could not be reached
+    └── RemoteWriteRefusedError  it answered a write with an error status (it ran, and refused)
 """
 
 from __future__ import annotations
@@ -48,3 +49,7 @@ class RdfSyntaxError(StoreError):
 
 class RemoteStoreError(StoreError):
     """A remote SPARQL 1.1 store answered with an error or could not be reached."""
+
+
+class RemoteWriteRefusedError(RemoteStoreError):
+    """The remote store answered a write with an error status: the request ran to its end."""

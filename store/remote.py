@@ -15,10 +15,9 @@ Virtuoso's own graphs are never listed.
 
 Atomicity: every write is one HTTP request. Servers that run a request in one transaction
 (Oxigraph) make every write all-or-nothing. Virtuoso commits each *operation* of a request on
-its own, so writes are shaped to fail safely there: ``add`` is one operation, ``apply`` of up to
-``TEMPLATE_QUADS`` quads is one ``DELETE … INSERT … WHERE {}`` operation, and a larger ``apply``
-inserts before it deletes, so a failure between the two leaves the old quads next to the new
-ones and never loses data (docs/virtuoso.md).
+its own, so writes are shaped to fail safely there: ``add`` is one operation, and when an
+``apply`` (a removal, then an addition) is refused after its removal ran, the removed quads are
+put back (docs/virtuoso.md).
 """
 
 from __future__ import annotations
@@ -44,16 +43,19 @@ from pyoxigraph import (
 
 from store import wire
 from store.changes import Change, ChangeLog
-from store.errors import QuerySyntaxError, RdfSyntaxError, RemoteStoreError, StoreError
+from store.errors import (
+    QuerySyntaxError,
+    RdfSyntaxError,
+    RemoteStoreError,
+    RemoteWriteRefusedError,
+    StoreError,
+)
 from store.formats import write_quads
 from store.protocol import GraphName, Term
 from store.triplestore import QueryResult, _position
 
 _RESULTS = "application/sparql-results+json"
 _TRIPLES = "application/n-triples"
-# Quads one DELETE/INSERT template may hold: Virtuoso 7.2 refuses templates whose generated SQL
-# passes 10,000 lines (about 1,200 quads); data blocks (INSERT DATA) have no such limit.
-TEMPLATE_QUADS = 500
 # Virtuoso's authenticated endpoint compiles update constants into SQL text (it prepends
 # ``define sql:big-data-const 0``), which caps one operation at about 1,200 quads; this pragma
 # (Virtuoso's own syntax, sent to Virtuoso only) passes them as data again.
@@ -151,10 +153,13 @@ class RemoteStore:
             self.engine = wire.engine_of(response.headers) or "sparql"
         return response
 
-    def _post_query(
+    def _results(
         self, sparql: str, default_graph: list[str], named_graphs: list[str]
-    ) -> httpx.Response:
-        graph_result = wire.query_form(sparql) in ("CONSTRUCT", "DESCRIBE")
+    ) -> QueryResult:
+        form_of_query = wire.query_form(sparql)
+        lexical: list[str] = []
+        if form_of_query == "SELECT" and self._is_virtuoso():
+            sparql, lexical = wire.with_lexical_forms(sparql)
         # The protocol's form-encoded POST: every engine accepts it (Virtuoso 7.2 never answers
         # a POST whose body is the bare query).
         form: dict[str, str | list[str]] = {"query": sparql}
@@ -162,6 +167,7 @@ class RemoteStore:
             form["default-graph-uri"] = default_graph
         if named_graphs:
             form["named-graph-uri"] = named_graphs
+        graph_result = form_of_query in ("CONSTRUCT", "DESCRIBE")
         accept = _TRIPLES if graph_result else _RESULTS
         response = self._post(self.query_url, data=form, headers={"Accept": accept})
         if response.status_code == 400:
@@ -174,7 +180,16 @@ class RemoteStore:
         cut = wire.incomplete(response.headers)
         if cut:
             raise RemoteStoreError(f"{self.query_url} returned incomplete results: {cut}")
-        return response
+        media = response.headers.get("Content-Type", "").split(";")[0].strip()
+        if media in (_RESULTS, "application/json"):
+            return wire.parse_json_results(response.content, lexical)
+        # A graph result: give callers the same QueryTriples type the embedded store returns.
+        scratch = Store()
+        try:
+            scratch.load(response.content, RdfFormat.N_TRIPLES)
+        except SyntaxError as exc:
+            raise RemoteStoreError(f"{self.query_url} sent unreadable N-Triples: {exc}") from exc
+        return scratch.query("CONSTRUCT WHERE { ?s ?p ?o }")
 
     def query(
         self,
@@ -187,6 +202,9 @@ class RemoteStore:
         base_iri: str | None = None,
     ) -> QueryResult:
         """Evaluate a SPARQL query on the remote server.
+
+        On Virtuoso a SELECT whose projection is a list of variables also asks for their STR(),
+        so that doubles come back exact (its result writers round them).
 
         Raises:
             QuerySyntaxError: if the server reports a malformed query (400).
@@ -206,21 +224,11 @@ class RemoteStore:
                 default_graph = list(named_graphs)
         default = [g.value for g in default_graph or [] if isinstance(g, NamedNode)]
         named = [g.value for g in named_graphs]
-        response = self._post_query(sparql, default, named or ([] if default else [_NO_GRAPH]))
-        media = response.headers.get("Content-Type", "").split(";")[0].strip()
-        if media in (_RESULTS, "application/json"):
-            return wire.parse_json_results(response.content)
-        # A graph result: give callers the same QueryTriples type the embedded store returns.
-        scratch = Store()
-        try:
-            scratch.load(response.content, RdfFormat.N_TRIPLES)
-        except SyntaxError as exc:
-            raise RemoteStoreError(f"{self.query_url} sent unreadable N-Triples: {exc}") from exc
-        return scratch.query("CONSTRUCT WHERE { ?s ?p ?o }")
+        return self._results(sparql, default, named or ([] if default else [_NO_GRAPH]))
 
     def _select(self, sparql: str) -> QuerySolutions:
         # Our own SELECTs over GRAPH ?g with the graph filter: the engine's whole store.
-        result = wire.parse_json_results(self._post_query(sparql, [], []).content)
+        result = self._results(sparql, [], [])
         assert isinstance(result, QuerySolutions)
         return result
 
@@ -266,26 +274,19 @@ class RemoteStore:
         o = wire.term_text(obj) if obj is not None else "?o"
         if s is None or o is None or (isinstance(graph, NamedNode) and not self._sees(graph)):
             return
-        # STR(?o): the full lexical form of floats, which Virtuoso's result writers round.
-        lexical = " (STR(?o) AS ?lex)" if obj is None else ""
         if isinstance(graph, DefaultGraph):
-            text = f"SELECT ?s ?p ?o{lexical} WHERE {{ {s} {p} {o} }}"
+            text = f"SELECT ?s ?p ?o WHERE {{ {s} {p} {o} }}"
         elif graph is not None:
-            text = f"SELECT ?s ?p ?o{lexical} WHERE {{ GRAPH {graph} {{ {s} {p} {o} }} }}"
+            text = f"SELECT ?s ?p ?o WHERE {{ GRAPH {graph} {{ {s} {p} {o} }} }}"
         else:
             text = (
-                f"SELECT ?s ?p ?o ?g{lexical} WHERE {{ GRAPH ?g {{ {s} {p} {o} }}\n"
-                f"{self._graph_filter()} }}"
+                f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH ?g {{ {s} {p} {o} }}\n{self._graph_filter()} }}"
             )
-        rows = self._select(text)
-        exact = self.engine == VIRTUOSO  # known once the engine has answered
-        for row in rows:
+        for row in self._select(text):
             yield Quad(
                 subject if subject is not None else row["s"],
                 predicate if predicate is not None else row["p"],
-                obj
-                if obj is not None
-                else wire.full_precision(row["o"], row["lex"], canonical=exact),
+                obj if obj is not None else row["o"],
                 graph if graph is not None else row["g"],
             )
 
@@ -331,7 +332,7 @@ class RemoteStore:
             line, column = _position(response.text)
             raise QuerySyntaxError(f"Malformed SPARQL update: {response.text[:500]}", line, column)
         if response.status_code >= 300:
-            raise RemoteStoreError(
+            raise RemoteWriteRefusedError(
                 f"{self.update_url} refused the write ({response.status_code}): "
                 f"{response.text[:300]}"
             )
@@ -376,15 +377,19 @@ class RemoteStore:
         self._record(Change(added=tuple(new)))
 
     def apply(self, remove: Iterable[Quad] = (), add: Iterable[Quad] = ()) -> None:
-        """Remove then add quads in one request (blank nodes cannot be removed).
+        """Remove then add quads with one request (blank nodes cannot be removed).
 
-        One operation when it fits in ``TEMPLATE_QUADS`` quads; otherwise the quads are added
-        first and the others removed after, so that an engine that commits operation by
-        operation (Virtuoso) never loses the new quads nor keeps a half-removed set.
+        A ``DELETE DATA`` then an ``INSERT DATA``: the engine decides which stored quads the
+        removed ones are (a dateTime written with ``+00:00`` is stored as the one with ``Z``),
+        as in the embedded store. (Not one ``DELETE … INSERT … WHERE {}``: Virtuoso 7.2 runs its
+        insertion before its deletion, so a value in both would be lost.) An engine that commits
+        operation by operation (Virtuoso) may have removed the old quads when it refuses the
+        insertion, so after a refusal the old quads are added again; on an engine that ran the
+        request as one transaction they are still there, and adding them changes nothing.
 
         Raises:
-            RemoteStoreError: if the server refuses the write (nothing is written then, except
-                on Virtuoso when the removal fails after the addition: see above).
+            RemoteStoreError: if the server refuses the write; the store is then as it was,
+                unless the message says that putting the old quads back failed too.
         """
         new = list(dict.fromkeys(add))
         fresh = set(new)
@@ -392,20 +397,22 @@ class RemoteStore:
         if not old:
             self.add(new)
             return
-        if not new:
-            self._send_update(f"DELETE DATA {{\n{wire.block(old)}\n}}", ours=True)
-            self._record(Change(removed=tuple(old)))
-            return
-        if len(old) + len(new) <= TEMPLATE_QUADS:
-            self._send_update(
-                f"DELETE {{\n{wire.block(old)}\n}}\nINSERT {{\n{wire.block(new)}\n}}\nWHERE {{}}",
-                ours=True,
-            )
-        else:
-            self._send_update(
-                f"INSERT DATA {{\n{wire.block(new)}\n}} ;\nDELETE DATA {{\n{wire.block(old)}\n}}",
-                ours=True,
-            )
+        text = f"DELETE DATA {{\n{wire.block(old)}\n}}"
+        if new:
+            text += f" ;\nINSERT DATA {{\n{wire.block(new)}\n}}"
+        try:
+            self._send_update(text, ours=True)
+        except RemoteWriteRefusedError as refused:
+            if not new:
+                raise
+            try:
+                self.add(old)
+            except RemoteStoreError as exc:
+                raise RemoteStoreError(
+                    f"{refused}; putting back the {len(old)} quads it may have removed failed "
+                    f"too, so they may be missing: {exc}"
+                ) from exc
+            raise
         self._record(Change(added=tuple(new), removed=tuple(old)))
 
     def replace_graph(self, graph: NamedNode, quads: Iterable[Quad]) -> None:

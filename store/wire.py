@@ -8,6 +8,10 @@ embedded store would give them:
 * blank nodes are named ``nodeID://b123`` (not a valid label; the engine accepts the name back
   as ``<nodeID://b123>`` in a query, which ``term_text`` writes);
 * ``xsd:boolean`` values are written ``1`` and ``0``;
+* ``xsd:double`` and ``xsd:float`` values are rounded to six significant digits in every
+  result format (and to sixteen by ``STR()``), while ``bif:sprintf("%.17g", …)`` writes them
+  exactly: ``with_lexical_forms`` asks for that text of each projected variable of a SELECT
+  (Virtuoso's syntax: only for Virtuoso) and ``parse_json_results`` puts the exact values back;
 * a result cut short is still a 200 answer, flagged only by a header: ``X-SQL-State: S1TAT``
   (the query ran out of time and the engine returned what it had) or ``X-SPARQL-MaxRows``
   (``ResultSetMaxRows`` was reached); ``incomplete`` names both.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 from collections.abc import Iterable, Mapping
 
 from pyoxigraph import (
@@ -41,8 +46,6 @@ Term = NamedNode | BlankNode | Literal
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _BOOLEAN = _XSD + "boolean"
-# Virtuoso writes doubles and floats with six significant digits in every result format;
-# ``RemoteStore.quads`` asks for their full lexical form with STR() and puts it back.
 _DOUBLE = _XSD + "double"
 FLOATING = frozenset({_DOUBLE, _XSD + "float"})
 _ASK_COLUMN = "__ASK_RETVAL"
@@ -61,35 +64,103 @@ _PROLOGUE_ITEM = re.compile(
 _FORM = re.compile(r"(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
 
 
+_VARIABLES = re.compile(
+    r"SELECT(?:\s+(?:DISTINCT|REDUCED))?((?:\s+[?$][\w\u00B7\u0300-\u036F\u203F-\u2040]+)+)"
+    r"\s*(?=WHERE\b|FROM\b|\{)",
+    re.I,
+)
+# Prefix of the extra columns ``with_lexical_forms`` asks for.
+_LEXICAL = "qabench_lexical_"
+
+
+def _after_prologue(sparql: str) -> int:
+    position = 0
+    while match := _PROLOGUE_ITEM.match(sparql, position):
+        position = match.end()
+    return position
+
+
+def with_lexical_forms(sparql: str) -> tuple[str, list[str]]:
+    """Return a SELECT asking also for the exact text of each projected float, and the variables.
+
+    Only a projection that is a plain list of variables is extended (``SELECT ?a ?b WHERE``);
+    any other query comes back unchanged, with no variables. The extra columns use Virtuoso's
+    ``bif:sprintf``: send the result to Virtuoso only.
+    """
+    match = _VARIABLES.match(sparql, _after_prologue(sparql))
+    if match is None:
+        return sparql, []
+    names = [token[1:] for token in match.group(1).split()]
+    floating = ", ".join(f"<{datatype}>" for datatype in sorted(FLOATING))
+    extra = "".join(
+        f' (IF(datatype(?{name}) IN ({floating}), bif:sprintf("%.17g", ?{name}), "")'
+        f" AS ?{_LEXICAL}{name})"
+        for name in names
+    )
+    return sparql[: match.end(1)] + extra + sparql[match.end(1) :], names
+
+
 def query_form(sparql: str) -> str:
     """Return the form of a query (``SELECT``, ``ASK``, ``CONSTRUCT``, ``DESCRIBE``; ``""``).
 
     Virtuoso answers every form in the first media type a request accepts (graphs too, as a
     SELECT-like JSON), so the client must ask for results or triples knowing which it expects.
     """
-    position = 0
-    while match := _PROLOGUE_ITEM.match(sparql, position):
-        position = match.end()
-    form = _FORM.match(sparql, position)
+    form = _FORM.match(sparql, _after_prologue(sparql))
     return form.group(1).upper() if form else ""
 
 
-def _binding(value: dict[str, str]) -> dict[str, str]:
+def _exact(value: dict[str, str], lexical: dict[str, str] | None) -> dict[str, str]:
+    if lexical is None or value.get("datatype") not in FLOATING:
+        return value
+    try:
+        number = float(lexical.get("value", ""))
+    except ValueError:
+        return value
+    if not math.isfinite(number):
+        return value
+    if value["datatype"] == _DOUBLE:
+        # Virtuoso keeps values, not lexical forms: write the double as pyoxigraph would.
+        return {**value, "value": Literal(number).value}
+    return {**value, "value": _shortest_float32(number)}
+
+
+def _shortest_float32(number: float) -> str:
+    """Return the shortest decimal text that reads back as the same 32-bit float."""
+    target = struct.unpack("f", struct.pack("f", number))[0]
+    for digits in range(1, 10):
+        text = f"{number:.{digits}g}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == target:
+            return text
+    return repr(target)
+
+
+def _binding(value: dict[str, str], lexical: dict[str, str] | None) -> dict[str, str]:
     kind = value.get("type")
     if kind == "bnode" and value.get("value", "").startswith(_VIRTUOSO_BNODE):
         return {**value, "value": _BNODE_LABEL + value["value"][len(_VIRTUOSO_BNODE) :]}
     if kind in ("literal", "typed-literal") and value.get("datatype") == _BOOLEAN:
-        lexical = {"1": "true", "0": "false"}.get(value.get("value", ""), value.get("value", ""))
-        return {**value, "value": lexical}
+        lexical_form = {"1": "true", "0": "false"}.get(value.get("value", ""))
+        return {**value, "value": lexical_form or value.get("value", "")}
+    if kind in ("literal", "typed-literal"):
+        return _exact(value, lexical)
     return value
 
 
-def parse_json_results(body: bytes) -> QuerySolutions | QueryBoolean:
+def parse_json_results(
+    body: bytes, lexical: list[str] | None = None
+) -> QuerySolutions | QueryBoolean:
     """Parse SPARQL JSON results, undoing the engine deviations listed in the module docstring.
+
+    Args:
+        body: the JSON document.
+        lexical: the variables whose STR() ``with_lexical_forms`` asked for (those columns are
+            dropped once their values are put back).
 
     Raises:
         RemoteStoreError: if the body is not SPARQL JSON results.
     """
+    extra = {f"{_LEXICAL}{name}": name for name in lexical or []}
     try:
         document = json.loads(body)
         head = document["head"]
@@ -98,8 +169,13 @@ def parse_json_results(body: bytes) -> QuerySolutions | QueryBoolean:
             truth = bool(rows) and rows[0].get(_ASK_COLUMN, {}).get("value") not in ("0", None)
             document = {"head": {}, "boolean": truth}
         elif "results" in document:
+            head["vars"] = [v for v in head.get("vars", []) if v not in extra]
             document["results"]["bindings"] = [
-                {name: _binding(value) for name, value in row.items()}
+                {
+                    name: _binding(value, row.get(_LEXICAL + name))
+                    for name, value in row.items()
+                    if name not in extra
+                }
                 for row in document["results"]["bindings"]
             ]
         return parse_query_results(json.dumps(document).encode(), QueryResultsFormat.JSON)
@@ -129,33 +205,6 @@ def incomplete(headers: Mapping[str, str]) -> str | None:
             "(Virtuoso: raise ResultSetMaxRows in virtuoso.ini)"
         )
     return None
-
-
-def full_precision(term: Term, lexical: Term | None, *, canonical: bool = False) -> Term:
-    """Return ``term`` with the full lexical form ``lexical`` (STR of it) if it is a float.
-
-    Args:
-        term: a value as the results carried it.
-        lexical: its STR(), which Virtuoso writes in full.
-        canonical: write doubles as pyoxigraph does (for an engine that keeps values, not
-            lexical forms, so that they come back as qabench wrote them).
-    """
-    if (
-        isinstance(term, Literal)
-        and term.datatype.value in FLOATING
-        and isinstance(lexical, Literal)
-        and (canonical or lexical.value != term.value)
-    ):
-        try:
-            value = float(lexical.value)
-        except ValueError:
-            return term
-        if math.isfinite(value) and term.datatype.value == _DOUBLE:
-            # The shortest form that reads back as the same double, as pyoxigraph writes it.
-            return Literal(value)
-        if math.isfinite(value):
-            return Literal(lexical.value, datatype=term.datatype)
-    return term
 
 
 def term_text(term: Term | NamedNode) -> str | None:

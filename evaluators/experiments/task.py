@@ -341,3 +341,32 @@ def _avg_millis(millis: Mapping[str, float], answered: bool) -> MeasureValue:
         reason = NOT_TIMED if answered else "no system call succeeded"
         return MeasureValue("avg_millis", None, reason)
     return MeasureValue("avg_millis", sum(millis.values()) / len(millis))
+
+
+# Counts the task adds next to the scores; they are defined even when nothing could be scored.
+_BOOKKEEPING = frozenset({"errors", "avg_millis", "questions"})
+
+
+def all_undefined(result: EvaluationResult) -> str | None:
+    """Return why nothing could be scored when every measure is undefined, else ``None``.
+
+    A task whose every measure is undefined has not measured the system (for example a
+    BioASQ task whose system answered without documents, snippets or exact answers); it is
+    an error with this reason, never "finished".
+    """
+    reasons: dict[str, str] = {}
+    for part in result.results:
+        for measure in part.measures:
+            if measure.measure in _BOOKKEEPING:
+                continue
+            if measure.value is not None:
+                return None
+            reasons.setdefault(part.experiment_type, measure.undefined_reason or "undefined")
+    if not reasons:
+        return None
+    detail = "; ".join(f"{kind}: {why}" for kind, why in reasons.items())
+    return (
+        f"Nothing could be scored, every measure is undefined ({detail}). Check that the "
+        "system's answers carry what this dataset scores (a BioASQ web service must answer "
+        "BioASQ JSON when asked for application/vnd.bioasq+json)."
+    )[:1000]

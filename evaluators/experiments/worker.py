@@ -33,6 +33,7 @@ from evaluators.experiments.task import (
     AskSettings,
     Reply,
     ScoreSettings,
+    all_undefined,
     ask_questions,
     score_replies,
 )
@@ -358,6 +359,13 @@ class TaskWorker:
             self._end(
                 eid, [plan.number], started, model.TaskStatus.FAILED, model.CODE_UNEXPECTED,
                 f"Unexpected error: {type(exc).__name__}: {exc}", outcome.errors,
+            )  # fmt: skip
+            return
+        undefined = all_undefined(result)
+        if undefined is not None:
+            self._end(
+                eid, [plan.number], started, model.TaskStatus.FAILED,
+                model.CODE_SYSTEM_ERROR, undefined, outcome.errors,
             )  # fmt: skip
             return
         self._end(

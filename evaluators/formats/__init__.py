@@ -119,8 +119,9 @@ def parse_file(
 def parse_system_response(data: bytes, *, source: str) -> Question:
     """Parse a QA web service's reply (GERBIL QA protocol) into the answered question.
 
-    The reply is extended QALD JSON or QALD JSON; as in GERBIL, the first question is used and
-    its id may be missing (it is then ``""``).
+    The reply is extended QALD JSON, QALD JSON or (for BioASQ questions) BioASQ task-b JSON,
+    told apart by the first question's keys; as in GERBIL, the first question is used and its
+    id may be missing (it is then ``""``).
 
     Args:
         data: the response body.
@@ -143,11 +144,13 @@ def parse_system_response(data: bytes, *, source: str) -> Question:
     if not entries:
         raise diag.error("the reply has no question; expected one answered question", path=path)
     try:
+        if isinstance(entries[0], dict) and _BIOASQ_KEYS & entries[0].keys():
+            return bioasq.parse_entry(entries[0], item(path, 0), diag, require_id=False)
         if _nests_language(entries[0]):
             return eqald.parse_entry(entries[0], item(path, 0), diag, require_id=False)
         return qald_json.parse_question(entries[0], item(path, 0), diag, require_id=False)
     except RecursionError as exc:
-        raise diag.error("the reply nests too deeply; expected QALD JSON") from exc
+        raise diag.error("the reply nests too deeply; expected QALD or BioASQ JSON") from exc
 
 
 def _is_xml(data: bytes, source: str) -> bool:

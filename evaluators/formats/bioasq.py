@@ -69,10 +69,34 @@ def parse(doc: object, diag: Diagnostics) -> Dataset:
     return Dataset(SourceFormat.BIOASQ, questions, warnings=diag.warnings())
 
 
-def _question(value: object, path: str, diag: Diagnostics) -> Question:
+def parse_entry(
+    value: object, path: str, diag: Diagnostics, *, require_id: bool = True
+) -> Question:
+    """Parse one question of a BioASQ document (a web service's reply holds one).
+
+    Args:
+        value: the decoded question object.
+        path: its JSON path, for messages.
+        diag: the diagnostics of the document.
+        require_id: refuse a question without ``id`` (a reply's id may be missing: ``""``).
+
+    Returns:
+        The question with its BioASQ parts.
+
+    Raises:
+        DatasetFormatError: the question has the wrong shape.
+    """
+    return _question(value, path, diag, require_id=require_id)
+
+
+def _question(value: object, path: str, diag: Diagnostics, *, require_id: bool = True) -> Question:
     obj = expect_object(value, path, diag)
     check_keys(obj, _QUESTION_KEYS, "question", path, diag)
-    qid = identifier(required(obj, "id", path, diag), child(path, "id"), diag)
+    qid = (
+        identifier(required(obj, "id", path, diag), child(path, "id"), diag)
+        if require_id or "id" in obj
+        else ""
+    )
     texts = TextCollector(diag, qid)
     body = opt_str(obj, "body", path, diag)
     if body is not None:

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import StrEnum
 from typing import Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -51,6 +52,37 @@ class QASystem(Protocol):
     def answer(self, question: Question, language: str) -> Question | None:
         """Return the system's answer to ``question`` asked in ``language`` (``None``: none)."""
         ...
+
+
+def in_gold_sections(answer: Question, gold: Question) -> Question:
+    """Return a system's BioASQ answer with its abstract snippets named as ``gold`` names them.
+
+    BioASQ 2013-2014 gold files call the abstract ``sections.0``; the official evaluator compares
+    section names literally (it only maps a system's ``0`` to a gold ``abstract``), so a system
+    asked live (web service or built-in) that writes ``abstract`` gets ``sections.0`` for such
+    gold questions. Only the naming convention of the gold snippets is read, never their
+    content. Answer files are scored as uploaded and never pass through here.
+
+    >>> from evaluators.model import BioasqGold, Snippet
+    >>> gold = Question("q", bioasq=BioasqGold("summary", snippets=(
+    ...     Snippet("d", "t", "sections.0", "sections.0", 0, 1),)))
+    >>> answer = Question("q", bioasq=BioasqGold("summary", snippets=(
+    ...     Snippet("d", "t", "abstract", "abstract", 0, 1),)))
+    >>> in_gold_sections(answer, gold).bioasq.snippets[0].begin_section
+    'sections.0'
+    """
+    numbered = gold.bioasq is not None and any(
+        sn.begin_section.startswith("sections.") for sn in gold.bioasq.snippets
+    )
+    if not numbered or answer.bioasq is None:
+        return answer
+    snippets = tuple(
+        replace(sn, begin_section="sections.0", end_section="sections.0")
+        if sn.begin_section == "abstract"
+        else sn
+        for sn in answer.bioasq.snippets
+    )
+    return replace(answer, bioasq=replace(answer.bioasq, snippets=snippets))
 
 
 def public_url(url: str) -> str:

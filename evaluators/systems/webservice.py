@@ -3,6 +3,10 @@
 Request: ``POST <url>`` with the form body ``query=<question>&lang=<code>`` (URL-encoded,
 which GERBIL itself does not do) and ``Accept: application/json``. Response: any 2xx status
 whose body is extended QALD JSON or QALD JSON; the first question in it is the answer.
+BioASQ mode (the gold question has BioASQ parts): the form also carries ``id`` and ``type`` and
+``Accept`` prefers ``application/vnd.bioasq+json``, so a service that can (qabench's ``/api/qa``)
+answers BioASQ JSON with documents, snippets, exact and ideal answers; abstract snippets are
+named as the gold file names them (``in_gold_sections``), exactly as for built-in systems.
 
 Every failure raises ``SystemCallError`` (one error for that question): a timeout, a non-2xx
 status, a connection closed without an answer, an unparsable or wrongly shaped body, a body over
@@ -24,9 +28,10 @@ import httpx
 from evaluators.errors import DatasetFormatError, SystemCallError
 from evaluators.formats import parse_system_response
 from evaluators.model import Question
-from evaluators.systems.protocol import check_service_url, public_url
+from evaluators.systems.protocol import check_service_url, in_gold_sections, public_url
 
 _RETRY_STATUS = (429, 503)
+BIOASQ_JSON = "application/vnd.bioasq+json"
 # Wait this long before retrying a refused connection (multiplied by the attempt number).
 _CONNECT_BACKOFF_SECONDS = 0.2
 # Wait this long before retrying a 429/503 that did not say how long to wait.
@@ -80,6 +85,11 @@ class WebServiceSystem:
             SystemCallError: on any failure (see the module docstring).
         """
         text = question.text(language) or ""
+        form = {"query": text, "lang": language}
+        if question.bioasq is not None:
+            # BioASQ mode: the service learns the question's type and id and is asked for BioASQ
+            # JSON (documents, snippets, exact and ideal answers); QALD JSON stays acceptable.
+            form |= {"id": question.id, "type": question.bioasq.question_type}
         deadline = self._clock() + self.policy.timeout_seconds
         attempt = 0
         while True:
@@ -88,7 +98,7 @@ class WebServiceSystem:
             if remaining <= 0:
                 raise SystemCallError("timeout", self._timeout_message())
             try:
-                status, body, retry_after = self._post(text, language, remaining, deadline)
+                status, body, retry_after = self._post(form, remaining, deadline)
             except httpx.ConnectError as exc:
                 # Nothing was sent yet, so asking again cannot repeat work on the system's side.
                 if attempt > self.policy.retries:
@@ -106,13 +116,15 @@ class WebServiceSystem:
                 continue
             if not 200 <= status < 300:
                 raise SystemCallError("http-status", f"HTTP {status}")
-            return self._parse(body, question.id)
+            reply = self._parse(body, question.id)
+            return in_gold_sections(reply, question) if question.bioasq is not None else reply
 
     def _post(
-        self, text: str, language: str, remaining: float, deadline: float
+        self, form: dict[str, str], remaining: float, deadline: float
     ) -> tuple[int, bytes, float | None]:
+        bioasq = "type" in form
         headers = {
-            "Accept": "application/json",
+            "Accept": f"{BIOASQ_JSON}, application/json;q=0.9" if bioasq else "application/json",
             "Accept-Charset": "UTF-8",
             "User-Agent": self.policy.user_agent,
         }
@@ -120,7 +132,7 @@ class WebServiceSystem:
             with self._client.stream(
                 "POST",
                 self.url,
-                data={"query": text, "lang": language},
+                data=form,
                 headers=headers,
                 timeout=httpx.Timeout(remaining),
             ) as response:

@@ -10,11 +10,10 @@ the extractive one, also as ``rag-extractive``.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.model import AnswerSet, BioasqGold, Question, QuestionText, Snippet
+from evaluators.systems.protocol import in_gold_sections
 from evaluators.systems.registry import SystemRegistry, builtin_registry
 from rag.answering.snippets import document_url
 from rag.models.generators import EXTRACTIVE
@@ -59,33 +58,6 @@ def answer_question(run: RagRun, question_id: str) -> Question:
     )
 
 
-def uses_numbered_sections(gold: Question) -> bool:
-    """Return whether a gold question names the abstract ``sections.0`` (BioASQ 2013-2014).
-
-    Only the naming convention of the gold snippets is read, never their content.
-    """
-    return gold.bioasq is not None and any(
-        sn.begin_section.startswith("sections.") for sn in gold.bioasq.snippets
-    )
-
-
-def numbered_sections(answer: Question) -> Question:
-    """Rename ``abstract`` snippets to ``sections.0``.
-
-    The official BioASQ evaluator compares section names literally (it only maps a system's
-    ``0`` to a gold ``abstract``), so answers to 2013-2014 gold files must use their naming.
-    """
-    if answer.bioasq is None:
-        return answer
-    snippets = tuple(
-        replace(sn, begin_section="sections.0", end_section="sections.0")
-        if sn.begin_section == "abstract"
-        else sn
-        for sn in answer.bioasq.snippets
-    )
-    return replace(answer, bioasq=replace(answer.bioasq, snippets=snippets))
-
-
 class RagQASystem:
     """The RAG pipeline behind the experiments runner's ``QASystem`` role."""
 
@@ -108,8 +80,7 @@ class RagQASystem:
         run = self._service.system(self._generator).ask(text, kind=kind, language=language)
         if self._store is not None:
             self._service.store_run(self._store, run)
-        answer = answer_question(run, question.id)
-        return numbered_sections(answer) if uses_numbered_sections(question) else answer
+        return in_gold_sections(answer_question(run, question.id), question)
 
 
 def register_rag(

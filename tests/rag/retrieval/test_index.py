@@ -21,7 +21,7 @@ def pmids(index: LiteratureIndex, query: str, k: int = 50) -> list[str]:
 def test_info_reports_count_fields_size_and_age(rag_index: LiteratureIndex) -> None:
     info = rag_index.info()
     assert info.documents == CORPUS_SIZE
-    assert set(info.fields) == {"pmid", "title", "abstract", "mesh", "year"}
+    assert set(info.fields) == {"pmid", "title", "abstract", "text", "mesh", "year"}
     assert info.size_bytes > 10_000
     assert info.last_modified is not None
     assert time.time() - info.last_modified.timestamp() < 3600
@@ -169,3 +169,23 @@ def test_progress_bar_goes_to_stderr_only_when_asked(
         index.add(articles, progress=True)
     out, err = capsys.readouterr()
     assert out == "" and "indexing" in err and "doc/s" in err
+
+
+def test_unfielded_words_search_title_and_abstract_as_one_text(rag_index: LiteratureIndex) -> None:
+    # "aspirin" is in the title of 1000001 and the abstract of 1000002: one field finds both
+    assert {"1000001", "1000002"} <= set(pmids(rag_index, "aspirin"))
+    assert pmids(rag_index, "text:famotidine") == pmids(rag_index, "famotidine")
+    # abstract: is an alias of the article text
+    assert pmids(rag_index, "abstract:dexrazoxane") == ["1000006"]
+
+
+def test_a_word_in_nearly_every_document_weighs_almost_nothing(tmp_path: Path) -> None:
+    # Lucene's idf ln(1 + (N - df + 0.5) / (df + 0.5)); Whoosh's own never drops below 1
+    articles = [Article(str(n), "", f"common filler words number {n}") for n in range(1, 21)]
+    articles.append(Article("99", "", "common rare"))
+    with open_index(tmp_path / "ix", create=True) as index:
+        index.add(articles)
+        (rare,) = index.search("rare", 5)
+        common = index.search("common", 50)
+    assert len(common) == 21
+    assert all(hit.score < rare.score / 20 for hit in common)

@@ -53,7 +53,7 @@ def test_info_json_and_text(built: Path, capsys: pytest.CaptureFixture[str]) -> 
     info = json.loads(out)
     assert info["documents"] == CORPUS_SIZE
     assert info["directory"] == str(built / "index")
-    assert sorted(info["fields"]) == ["abstract", "mesh", "pmid", "title", "year"]
+    assert sorted(info["fields"]) == ["abstract", "mesh", "pmid", "text", "title", "year"]
     assert info["size_bytes"] > 0 and info["last_modified"]
     status, out, _ = run(capsys, built, "index", "info")
     assert status == 0 and f"documents      {CORPUS_SIZE}" in out
