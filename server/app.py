@@ -20,7 +20,6 @@ from pathlib import Path
 
 from flask import Flask
 
-from evaluators.experiments.index import ExperimentIndex
 from evaluators.experiments.runner import ExperimentRunner
 from server.ask import routes as ask_routes
 from server.ask.qa_system import system_registry
@@ -29,6 +28,7 @@ from server.config import Config
 from server.linked_data import description, discovery, dump, vocabulary
 from server.linked_data import routes as resource_routes
 from server.linked_data.terms import href
+from server.listings import ExperimentIndex
 from server.pages import compare, datasets, experiments, leaderboard, lists, systems, tasks
 from server.pages.tables import format_time, machine_time
 from server.runner import build_runner

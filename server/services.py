@@ -24,9 +24,9 @@ from typing import TypeVar
 from flask import current_app
 from pyoxigraph import NamedNode
 
-from evaluators.experiments.index import ExperimentIndex
 from evaluators.experiments.runner import ExperimentRunner
 from server.config import Config
+from server.listings import ExperimentIndex
 from server.sparql.views import View, ViewNotReadyError, ViewPublisher
 from server.sparql.workers import QueryPool
 from store.protocol import RdfStore

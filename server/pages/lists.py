@@ -5,7 +5,7 @@ The pages of single datasets, experiments, tasks and systems are their siblings 
 
 Each list is shown a page at a time (``server.pages.pagination``), is also an RDF document (the
 list page negotiates like any resource) and links to a SPARQL query that reproduces its table.
-The experiments and systems come from the experiment index (``evaluators.experiments.index``),
+The experiments and systems come from the experiment index (``server.listings``),
 filtered by what the reader may see, so a page costs what it shows whatever the store holds;
 the datasets come from a canned query on the catalog graph.
 """

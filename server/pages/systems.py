@@ -1,6 +1,6 @@
 """The HTML page of a system (``/system/{slug}``): what it is and every task it took part in.
 
-The experiments of a system come from the experiment index (``evaluators.experiments.index``),
+The experiments of a system come from the experiment index (``server.listings``),
 newest first, each only if the reader may see its graph, ``server.page_size`` of them per page
 (``server.pages.pagination``); per experiment on the page the tasks of this system are read
 with their QA results. Nothing outside the visible experiment graphs is read, and a page costs
@@ -15,9 +15,9 @@ from itertools import islice
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.experiments.index import ExperimentEntry
 from evaluators.experiments.read import TaskSummary
 from server.linked_data.routes import alternate_links, serve_resource
+from server.listings import ExperimentEntry
 from server.pages.experiments import cached_experiment
 from server.pages.pagination import page_number, paginate
 from server.pages.tables import Footnotes, main_columns, qald_rows

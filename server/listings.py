@@ -1,4 +1,4 @@
-"""A summary of every experiment (its tasks, their states, its systems), kept current from changes.
+"""The experiment index: every experiment's tasks, their states and its systems, kept from changes.
 
 The lists of experiments and systems must answer in time that grows with the page shown, not
 with the number of experiments in the store. So each experiment graph is summarised once, with a
