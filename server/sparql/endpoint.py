@@ -157,6 +157,8 @@ def _dataset(
 def _respond(outcome: QueryOutcome, limit: int, byte_limit: int) -> Response:
     if outcome.failure == "syntax":
         raise QuerySyntaxError(outcome.message, outcome.line, outcome.column)
+    if outcome.failure == "federation":
+        raise Problem(400, outcome.message, QAB.FederationRefused, "Federation refused")
     if outcome.failure == "evaluation":
         raise Problem(400, f"The query could not be evaluated: {outcome.message}")
     if outcome.failure == "not-acceptable":

@@ -21,6 +21,7 @@ from pyoxigraph import (
     serialize,
 )
 
+from server.sparql import guard
 from server.sparql.results import Row, row_size, write_solutions
 from store.errors import QuerySyntaxError, StoreError
 from store.formats import rdf_serialization, results_format
@@ -56,7 +57,8 @@ class QueryJob:
 class QueryOutcome:
     """What a worker answers: a body, or a failure kind with its message and position.
 
-    ``failure`` is ``None`` on success, else ``syntax``, ``evaluation`` or ``not-acceptable``.
+    ``failure`` is ``None`` on success, else ``syntax``, ``federation`` (SERVICE, refused
+    before evaluation), ``evaluation`` or ``not-acceptable``.
     ``form`` is ``solutions``, ``boolean`` or ``graph``.
     """
 
@@ -149,6 +151,16 @@ def evaluate_job(store: TripleStore, job: QueryJob) -> QueryOutcome:
         The outcome; failures are reported in it rather than raised, so they can cross the
         process boundary as plain values.
     """
+    # Checked on the parsed query before anything is evaluated (server.sparql.guard).
+    refused = guard.refusal(job.query)
+    if refused is not None:
+        return QueryOutcome(
+            "",
+            failure=refused.kind,
+            message=refused.message,
+            line=refused.line,
+            column=refused.column,
+        )
     default = _graphs(job.default_graphs)
     try:
         result = store.query(
