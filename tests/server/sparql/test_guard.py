@@ -26,15 +26,15 @@ def _store() -> TripleStore:
 
 def _job(query: str) -> QueryJob:
     return QueryJob(
-        query,
-        "http://qabench.test/sparql",
-        None,
-        None,
-        False,
-        "application/sparql-results+json",
-        "application/n-triples",
-        100,
-        "http://qabench.test/sparql#truncation",
+        query=query,
+        base_iri="http://qabench.test/sparql",
+        view="",
+        default_graphs=None,
+        named_graphs=None,
+        results_media="application/sparql-results+json",
+        rdf_media="application/n-triples",
+        max_rows=100,
+        truncation_note="http://qabench.test/sparql#truncation",
     )
 
 
