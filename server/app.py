@@ -113,7 +113,10 @@ def build_services(config: Config, store: RdfStore) -> Services:
     index = VisibilityIndex(store, config.base_iri)
     experiments = ExperimentIndex(store, config.base_iri)
     views = ViewPublisher(store, index.public_names(), config.data_dir / "views")
-    pool = QueryPool(config.server.query_workers, config.server.query_timeout_seconds)
+    settings = config.server
+    pool = QueryPool(
+        settings.query_workers, settings.query_timeout_seconds, settings.query_memory_mb
+    )
     return Services(config, store, index, experiments, views, pool)
 
 

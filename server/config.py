@@ -51,6 +51,9 @@ class ServerConfig:
     max_result_rows: int = 10_000
     max_query_length: int = 65_536
     query_workers: int = 2
+    # Address space of one query worker in MiB (RLIMIT_AS; 0: no limit). A query that needs
+    # more is answered 503 and its worker replaced.
+    query_memory_mb: int = 2048
     # URLs per page of /sitemap.xml (the sitemap protocol allows at most 50,000).
     sitemap_page_size: int = 10_000
     # Deepest nesting of { }, ( ) and [ ] a public query may have (refused with 400 before a
@@ -195,6 +198,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "store.remote_timeout_seconds": (0.1, 86400),
     "server.max_result_rows": (1, 10_000_000),
     "server.query_workers": (1, 64),
+    "server.query_memory_mb": (0, 1_048_576),
     "server.sitemap_page_size": (1, 50_000),
     "server.max_query_nesting": (2, 256),
     "server.max_result_bytes": (1_000, 10_000_000_000),

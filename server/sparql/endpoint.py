@@ -22,7 +22,12 @@ from server.services import Visibility, services
 from server.sparql import analysis, page
 from server.sparql.jobs import QueryJob, QueryOutcome
 from server.sparql.views import ViewNotReadyError
-from server.sparql.workers import PoolBusyError, PoolError, QueryTimeoutError
+from server.sparql.workers import (
+    PoolBusyError,
+    PoolError,
+    QueryMemoryError,
+    QueryTimeoutError,
+)
 from server.web import caching, cors
 from server.web.auth import request_tokens
 from server.web.limits import check_rate, client_slot, limits
@@ -239,6 +244,15 @@ def run_query(
             "Query timeout",
             {"timeout_seconds": svc.pool.timeout},
             {"Retry-After": wait},
+        ) from exc
+    except QueryMemoryError as exc:
+        raise Problem(
+            503,
+            f"{exc}; it was stopped. Narrow it (LIMIT, fewer or shorter computed values).",
+            QAB.QueryOutOfMemory,
+            "Query out of memory",
+            {"memory_limit_mb": svc.config.server.query_memory_mb},
+            {"Retry-After": "2"},
         ) from exc
     except PoolBusyError as exc:
         raise Problem(

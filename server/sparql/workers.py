@@ -8,6 +8,11 @@ holding exactly the graphs its reader may see); a worker opens views read-only a
 last few open, so the operating system's page cache is shared instead of each worker holding a
 copy. Workers are started with ``spawn`` (no inherited locks or store handles) and import
 neither Flask nor the main store. Rows are capped while they are collected.
+
+Before anything else a worker cuts itself off the network and caps its address space
+(``server.sparql.isolation``). A query that exhausts that memory ends its worker (an
+allocation in Oxigraph aborts the process; a ``MemoryError`` in Python is reported, then the
+worker exits): the pool answers ``QueryMemoryError`` and starts a replacement.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import contextlib
 import logging
 import multiprocessing
 import queue
+import signal
 import threading
 import time
 from collections import OrderedDict
@@ -24,6 +30,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
+from server.sparql import isolation
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
 from store.errors import StoreError
 from store.triplestore import TripleStore
@@ -49,7 +56,16 @@ class PoolBusyError(PoolError):
 
 
 class WorkerFailedError(PoolError):
-    """The worker died (for example out of memory) while evaluating the query."""
+    """The worker died while evaluating the query."""
+
+
+class QueryMemoryError(PoolError):
+    """The query needed more memory than a worker may use; its worker was replaced."""
+
+
+# How a worker that ran out of its address space ends: Rust aborts on a failed allocation,
+# C code may crash on one, and the kernel's OOM killer sends SIGKILL.
+_OUT_OF_MEMORY_EXITS = {-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS, -signal.SIGKILL}
 
 
 class _Views:
@@ -73,10 +89,16 @@ class _Views:
         return store
 
 
-def worker_main(conn: Connection) -> None:
-    """Serve jobs from ``conn`` until told to stop (runs in the worker process)."""
+def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
+    """Serve jobs from ``conn`` until told to stop (runs in the worker process).
+
+    ``memory_bytes`` caps the worker's address space (0: no cap). The ready message names the
+    network isolation in force (empty: none could be applied).
+    """
+    cut_off = isolation.cut_off_network()
+    isolation.limit_memory(memory_bytes)
     views = _Views()
-    conn.send(("ready", 0))
+    conn.send(("ready", cut_off))
     while True:
         try:
             message = conn.recv()
@@ -85,16 +107,25 @@ def worker_main(conn: Connection) -> None:
         if message[0] == "stop":
             return
         job: QueryJob = message[1]
-        if not views.has(job.view):
-            # Opening is announced so that it does not count against the query's time limit.
-            conn.send(("loading", 0))
-            try:
-                views.get(job.view)
-            except StoreError as exc:
-                conn.send(("done", QueryOutcome("", failure="evaluation", message=str(exc))))
-                continue
-            conn.send(("loaded", 0))
-        conn.send(("done", evaluate_job(views.get(job.view), job)))
+        try:
+            _serve(conn, views, job)
+        except MemoryError:
+            # The heap may be in any state now: report, then leave room for a fresh worker.
+            conn.send(("done", QueryOutcome("", failure="memory", message="out of memory")))
+            return
+
+
+def _serve(conn: Connection, views: _Views, job: QueryJob) -> None:
+    if not views.has(job.view):
+        # Opening is announced so that it does not count against the query's time limit.
+        conn.send(("loading", 0))
+        try:
+            views.get(job.view)
+        except StoreError as exc:
+            conn.send(("done", QueryOutcome("", failure="evaluation", message=str(exc))))
+            return
+        conn.send(("loaded", 0))
+    conn.send(("done", evaluate_job(views.get(job.view), job)))
 
 
 @dataclass(slots=True, eq=False)
@@ -104,11 +135,17 @@ class _Worker:
 
 
 class QueryPool:
-    """Runs jobs on ``size`` worker processes with a hard time limit per job."""
+    """Runs jobs on ``size`` worker processes with a hard time limit per job.
 
-    def __init__(self, size: int, timeout: float) -> None:
+    ``memory_mb`` caps each worker's address space (0: no cap).
+    """
+
+    def __init__(self, size: int, timeout: float, memory_mb: int = 0) -> None:
         self._size = size
         self._timeout = timeout
+        self._memory_mb = memory_mb
+        # How the workers are cut off the network (None until the first one is ready).
+        self.isolation: str | None = None
         self._context = multiprocessing.get_context("spawn")
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._all: set[_Worker] = set()
@@ -144,7 +181,10 @@ class QueryPool:
     def _spawn(self) -> None:
         parent, child = self._context.Pipe()
         process = self._context.Process(
-            target=worker_main, args=(child,), name="qabench-query-worker", daemon=True
+            target=worker_main,
+            args=(child, self._memory_mb * 1024 * 1024),
+            name="qabench-query-worker",
+            daemon=True,
         )
         process.start()
         child.close()
@@ -157,13 +197,26 @@ class QueryPool:
         try:
             if not parent.poll(LOAD_TIMEOUT_SECONDS):
                 raise EOFError("worker did not become ready")
-            parent.recv()
+            _, cut_off = parent.recv()
         except (EOFError, OSError) as exc:
             log.error("query worker failed to start: %s", exc)
             self._discard(worker)
             return
+        self._note_isolation(cut_off)
         self._idle.put(worker)
         self._ready.set()
+
+    def _note_isolation(self, cut_off: str) -> None:
+        if self.isolation is not None:
+            return
+        self.isolation = cut_off
+        if cut_off:
+            log.info("SPARQL query workers have no network (%s)", cut_off)
+        else:
+            log.warning(
+                "SPARQL query workers could not be cut off the network (no network namespace, "
+                "no seccomp on this platform): SERVICE is refused by the query checks only"
+            )
 
     def _spawn_later(self) -> None:
         threading.Thread(target=self._spawn, daemon=True).start()
@@ -210,16 +263,28 @@ class QueryPool:
                 message = self._wait(worker)
             outcome: QueryOutcome = message[1]
         except (EOFError, OSError) as exc:
-            self._discard(worker)
-            self._spawn_later()
+            self._replace(worker)
+            if self._memory_mb and worker.process.exitcode in _OUT_OF_MEMORY_EXITS:
+                raise self._memory_error() from exc
             raise WorkerFailedError(f"The query worker stopped: {exc}") from exc
+        if outcome.failure == "memory":
+            self._replace(worker)
+            raise self._memory_error()
         self._idle.put(worker)
         return outcome
 
+    def _replace(self, worker: _Worker) -> None:
+        self._discard(worker)
+        self._spawn_later()
+
+    def _memory_error(self) -> QueryMemoryError:
+        return QueryMemoryError(
+            f"The query needed more than the {self._memory_mb} MiB a query worker may use"
+        )
+
     def _wait(self, worker: _Worker) -> tuple[str, QueryOutcome]:
         if not worker.conn.poll(self._timeout):
-            self._discard(worker)
-            self._spawn_later()
+            self._replace(worker)
             raise QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
         message: tuple[str, QueryOutcome] = worker.conn.recv()
         return message

@@ -214,3 +214,52 @@ def test_request_rate_is_limited_per_client(make_live_server: Any) -> None:
             for n in (1, 2, 3)
         ]
         assert v6 == [200, 200, 429]
+
+
+# Each BIND doubles the string: 1 KiB * 2**24 = 16 GiB, far past any worker's limit.
+HUNGRY = (
+    'SELECT (STRLEN(?v24) AS ?n) WHERE { BIND("'
+    + "a" * 1024
+    + '" AS ?v0) '
+    + " ".join(f"BIND(CONCAT(?v{i}, ?v{i}) AS ?v{i + 1})" for i in range(24))
+    + " }"
+)
+
+
+def test_a_query_over_the_memory_limit_is_a_503_and_its_worker_is_replaced(
+    make_live_server: Any,
+) -> None:
+    live = make_live_server(
+        query_memory_mb=1024, query_timeout_seconds=20.0, trusted_proxy="127.0.0.1"
+    )
+    pool = live.services.pool
+    pool.start()
+    assert pool.wait_ready(60)
+    # Workers are cut off the network here (root on Linux: their own network namespace).
+    assert pool.isolation, "query workers run with network access"
+    answers: dict[str, httpx.Response] = {}
+
+    def _hungry() -> None:
+        with httpx.Client(base_url=live.url, timeout=60) as client:
+            answers["hungry"] = client.post(
+                "/sparql", data={"query": HUNGRY}, headers=_as("10.0.0.1")
+            )
+
+    thread = threading.Thread(target=_hungry)
+    thread.start()
+    with httpx.Client(base_url=live.url, timeout=30) as client:
+        others = [
+            client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}, headers=_as("10.0.0.2"))
+            for _ in range(3)
+        ]
+        thread.join(60)
+        hungry = answers["hungry"]
+        assert hungry.status_code == 503, hungry.text
+        problem = hungry.json()
+        assert problem["type"].endswith("#QueryOutOfMemory")
+        assert problem["memory_limit_mb"] == 1024 and hungry.headers["retry-after"]
+        assert all(r.status_code == 200 for r in others)
+        # The worker was replaced: both workers answer again.
+        assert pool.wait_ready(60)
+        again = client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}, headers=_as("10.0.0.1"))
+        assert again.status_code == 200 and again.json()["boolean"] is True

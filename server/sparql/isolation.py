@@ -1,0 +1,157 @@
+"""What a query worker does to itself at start: no route to the network, and a memory ceiling.
+
+The third layer against ``SERVICE`` (after the endpoint's token check and the parsed-query guard,
+``server.sparql.guard``): should a query ever reach Oxigraph with a ``SERVICE`` in it, the
+worker evaluating it cannot open a connection. The first mechanism that works is kept:
+
+1. ``network namespace``: ``unshare(CLONE_NEWNET)`` (needs ``CAP_SYS_ADMIN``, i.e. root or a
+   capable container). The worker then sees only its own loopback interface, which is down:
+   every connection fails with "network is unreachable".
+2. ``user and network namespace``: the same inside a new user namespace, which Linux grants to
+   unprivileged processes where ``kernel.unprivileged_userns_clone`` allows it.
+3. ``socket filter``: a seccomp filter that refuses ``socket()`` for IPv4 and IPv6 (and
+   ``io_uring_setup``, which could open sockets around it) with ``EACCES``; needs only Linux
+   3.5+ on x86-64 or AArch64.
+
+pyoxigraph 0.5 offers no switch to turn federation off, so when none of these works (another
+platform) the worker says so and the server logs it as a warning at start-up.
+
+The memory ceiling is ``RLIMIT_AS`` (``server.query_memory_mb``): a query that needs more
+makes an allocation fail in the worker, which then ends; the pool answers 503 and replaces it.
+
+Runs in the worker processes only, before they create any thread (namespaces and seccomp
+filters are per thread and inherited by the threads created afterwards). Must never be called
+in the server's main process: it would cut the server off the network.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import resource
+import struct
+from collections.abc import Callable
+
+NAMESPACE = "network namespace"
+USER_NAMESPACE = "user and network namespace"
+SOCKET_FILTER = "socket filter"
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+# seccomp (linux/seccomp.h, linux/filter.h, linux/audit.h).
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_SECCOMP_RET_ALLOW = 0x7FFF0000
+_SECCOMP_RET_ERRNO = 0x00050000
+_EACCES = 13
+_AF_INET, _AF_INET6 = 2, 10
+_IO_URING_SETUP = 425  # the same number on every architecture
+# machine -> (AUDIT_ARCH_*, number of socket(), lowest number of another ABI to refuse)
+_ARCHES = {
+    "x86_64": (0xC000003E, 41, 0x40000000),  # x32 system calls carry bit 30
+    "aarch64": (0xC00000B7, 198, None),
+}
+_LD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _unshare(flags: int) -> bool:
+    try:
+        unshare = _libc().unshare
+    except (OSError, AttributeError):
+        return False
+    return bool(unshare(flags) == 0)
+
+
+def network_namespace() -> bool:
+    """Move this process into a new network namespace; return whether that worked."""
+    return _unshare(_CLONE_NEWNET)
+
+
+def user_network_namespace() -> bool:
+    """Move this (single-threaded) process into new user and network namespaces."""
+    return _unshare(_CLONE_NEWUSER | _CLONE_NEWNET)
+
+
+def _filter_program(machine: str) -> list[tuple[int, int, int, int]] | None:
+    arch = _ARCHES.get(machine)
+    if arch is None:
+        return None
+    audit_arch, socket_nr, foreign_abi = arch
+    deny = _SECCOMP_RET_ERRNO | _EACCES
+    # (code, jump if true, jump if false, k); jumps count the instructions they skip.
+    head = [(_LD, 0, 0, 4), (_JEQ, 1, 0, audit_arch), (_RET, 0, 0, deny), (_LD, 0, 0, 0)]
+    body = [
+        (_JEQ, 0, 1, _IO_URING_SETUP),
+        (_RET, 0, 0, deny),
+        (_JEQ, 0, 4, socket_nr),
+        (_LD, 0, 0, 16),  # the low half of the first argument (the address family)
+        (_JEQ, 1, 0, _AF_INET),
+        (_JEQ, 0, 1, _AF_INET6),
+        (_RET, 0, 0, deny),
+        (_RET, 0, 0, _SECCOMP_RET_ALLOW),
+    ]
+    if foreign_abi is not None:
+        body = [(_JGE, 0, 1, foreign_abi), (_RET, 0, 0, deny), *body]
+    return head + body
+
+
+def socket_filter() -> bool:
+    """Install a seccomp filter refusing IPv4 and IPv6 sockets; return whether that worked."""
+    program = _filter_program(platform.machine())
+    if program is None or os.name != "posix":
+        return False
+    packed = b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
+    buffer = ctypes.create_string_buffer(packed, len(packed))
+
+    class _Program(ctypes.Structure):
+        _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+    fprog = _Program(len(program), ctypes.addressof(buffer))
+    try:
+        prctl = _libc().prctl
+    except (OSError, AttributeError):
+        return False
+    if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return bool(prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0)
+
+
+MECHANISMS: tuple[tuple[str, Callable[[], bool]], ...] = (
+    (NAMESPACE, network_namespace),
+    (USER_NAMESPACE, user_network_namespace),
+    (SOCKET_FILTER, socket_filter),
+)
+
+
+def cut_off_network() -> str:
+    """Apply the first mechanism that works; return its name, or ``""`` when none did."""
+    for name, apply in MECHANISMS:
+        if apply():
+            return name
+    return ""
+
+
+def limit_memory(max_bytes: int) -> bool:
+    """Cap this process's address space at ``max_bytes`` (0: no cap); return whether it is set.
+
+    Core dumps are switched off too: a worker that ran out of memory aborts, and its core
+    would be as large as the limit.
+    """
+    if max_bytes <= 0:
+        return False
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            max_bytes = min(max_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (max_bytes, hard))
+    except (ValueError, OSError):
+        return False
+    return True

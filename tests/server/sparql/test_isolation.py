@@ -1,0 +1,89 @@
+"""The query workers' last line against SERVICE (``server/sparql/isolation.py``), with the
+parsed-query guard bypassed: each mechanism is applied in a fresh process (started as the pool
+starts its workers), which then runs the worker's evaluation path on a SERVICE query aimed at a
+loopback listener. Without isolation the same process connects; with each mechanism, nothing
+does and the query fails cleanly."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from multiprocessing.connection import Connection
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad
+
+from server.sparql import guard, isolation
+from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
+from store.triplestore import TripleStore
+from tests.server.sparql.test_limits import Listener
+
+QUERY = "SELECT * {{ ?s ?p ?o SERVICE <{url}> {{ ?a ?b ?c }} }}"
+MECHANISMS = {name: apply for name, apply in isolation.MECHANISMS}
+
+
+def _unguarded_worker(conn: Connection, mechanism: str, url: str) -> None:
+    """Runs in the child: isolate, switch the guard off, evaluate like a worker does."""
+    applied = MECHANISMS[mechanism]() if mechanism else True
+    guard.refusal = lambda _query: None  # the parser disagreement we defend against
+    store = TripleStore.in_memory()
+    store.add(
+        [
+            Quad(
+                NamedNode("http://e/s"),
+                NamedNode("http://e/p"),
+                Literal("o"),
+                NamedNode("http://g"),
+            )
+        ]
+    )
+    job = QueryJob(
+        query=QUERY.format(url=url),
+        base_iri="http://qabench.test/sparql",
+        view="",
+        default_graphs=None,
+        named_graphs=None,
+        results_media="application/sparql-results+json",
+        rdf_media=None,
+        max_rows=100,
+        truncation_note="http://qabench.test/sparql#truncation",
+    )
+    conn.send((applied, evaluate_job(store, job)))
+
+
+def _run(mechanism: str, url: str) -> tuple[bool, QueryOutcome]:
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_unguarded_worker, args=(child, mechanism, url))
+    process.start()
+    try:
+        assert parent.poll(60), "the child did not answer"
+        answer: tuple[bool, QueryOutcome] = parent.recv()
+    finally:
+        process.join(10)
+    assert process.exitcode == 0  # a clean failure, not a crash
+    return answer
+
+
+def test_without_isolation_the_unguarded_query_connects() -> None:
+    listener = Listener()
+    try:
+        _run("", listener.url)
+        time.sleep(0.2)
+        # The control: this is what the isolation below must prevent.
+        assert listener.connections >= 1
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize("mechanism", list(MECHANISMS))
+def test_an_isolated_worker_connects_nowhere(mechanism: str) -> None:
+    listener = Listener()
+    try:
+        applied, outcome = _run(mechanism, listener.url)
+        time.sleep(0.2)
+        assert applied, f"{mechanism} is unavailable here"
+        assert listener.connections == 0
+        assert outcome.failure == "evaluation" and outcome.message, outcome
+    finally:
+        listener.close()
