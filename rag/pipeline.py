@@ -18,7 +18,7 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -26,10 +26,12 @@ from rag.answering.answers import Answers, PartCallback, compose_answers
 from rag.answering.exact import QUESTION_TYPES, question_type
 from rag.answering.extraction import StageOutput, llm_rerank, llm_snippets, score_rerank
 from rag.answering.snippets import SimilarityScorer, Snippet, extract_snippets
+from rag.answering.support import support_scores
 from rag.errors import QuestionError
 from rag.models.generators import Generator
-from rag.retrieval.expansion import Expansion, expand_query
-from rag.retrieval.retrievers import RankedDocument, Retriever
+from rag.retrieval.expansion import Expansion, broaden_query, expand_query
+from rag.retrieval.retrievers import RankedDocument, Retriever, SearchResult
+from rag.retrieval.vectors import Hybrid
 from rag.run import (
     Progress,
     ProgressEvent,
@@ -68,7 +70,14 @@ def default_stages(
     def extract(question: str, docs: Sequence[RankedDocument], tok: Tokenize) -> StageOutput:
         if not generator.uses_llm or not docs:
             return extractive(question, docs, tok)
-        found = llm_snippets(question, docs[: settings.llm_documents], generator, tokenize=tok)
+        found = llm_snippets(
+            question,
+            docs[: settings.llm_documents],
+            generator,
+            tokenize=tok,
+            workers=settings.llm_workers,
+            max_tokens=settings.extract_tokens,
+        )
         if found.snippets:
             return found
         note = (
@@ -84,7 +93,9 @@ def default_stages(
     def answer(
         question: str, kind: str, snippets: Sequence[Snippet], on_text: PartCallback | None
     ) -> Answers:
-        return compose_answers(question, kind, snippets, generator, on_text=on_text)
+        return compose_answers(
+            question, kind, snippets, generator, on_text=on_text, max_tokens=settings.answer_tokens
+        )
 
     return Stages(
         expand=lambda q: expand_query(q, generator, shots=settings.expansion_shots),
@@ -150,14 +161,20 @@ class RagSystem:
         *,
         stages: Stages | None = None,
         dense: SimilarityScorer | None = None,
+        hybrid: Hybrid | None = None,
+        hybrid_off: str = "off",
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._open = open_retriever
         self.generator = generator
         self.settings = settings
         self.stages = stages or default_stages(generator, settings, dense=dense)
+        self._scorer = dense
         self._now = now
         self._dense = dense is not None
+        self.hybrid = hybrid
+        # why dense fusion does not run, when it does not (shown with the retrieval stage)
+        self._hybrid_off = hybrid_off
 
     def ask(
         self,
@@ -206,12 +223,41 @@ class RagSystem:
                 "the question has no content words to search for; type a query instead"
             )
         with self._open() as retriever:
+            fusion = [f"dense fusion {self._hybrid_off}"]
+
+            def retrieve() -> SearchResult:
+                found = retriever.search(query_text, self.settings.top_k, question=text)
+                if found.fallback.value != "none" and self.generator.uses_llm:
+                    # BioRAGent's fallback: the model broadens a query that found nothing
+                    broader = broaden_query(text, query_text, self.generator)
+                    if broader is not None:
+                        again = retriever.search(broader.query, self.settings.top_k)
+                        if again.fallback.value == "none" and again.documents:
+                            warnings.append(
+                                f"the query found nothing; the model's broader query "
+                                f"{broader.query!r:.200} ran instead"
+                            )
+                            found = replace(
+                                again,
+                                query=found.query,
+                                attempts=(*found.attempts[:1], broader.query),
+                            )
+                if self.hybrid is None or not found.documents:
+                    return found
+                fused, fusion[0] = self.hybrid.rerank(text, found.documents)
+                return replace(found, documents=fused)
+
             result = clock.run(
                 "retrieve",
-                lambda: retriever.search(query_text, self.settings.top_k, question=text),
-                lambda r: _count(len(r.documents), "document") + _fallback_note(r.fallback.value),
+                retrieve,
+                lambda r: (
+                    _count(len(r.documents), "document")
+                    + _fallback_note(r.fallback.value)
+                    + f"; {fusion[0]}"
+                ),
             )
             docs = result.documents
+            tokenize = retriever.tokenize
             found = clock.run(
                 "extract",
                 lambda: self.stages.extract(text, docs, retriever.tokenize),
@@ -235,12 +281,27 @@ class RagSystem:
         def writing(part: str, partial: str) -> None:
             clock.emit(ProgressEvent("answer", "writing", part=part, text=partial))
 
-        answers = clock.run(
-            "answer",
-            lambda: self.stages.answer(text, kind, ranked.snippets, writing),
-            lambda a: _count(len(a.cited.sentences), "answer sentence"),
-        )
+        articles = {d.pmid: d.article for d in docs}
+
+        def answer() -> Answers:
+            made = self.stages.answer(text, kind, ranked.snippets, writing)
+            checked = support_scores(
+                made.cited,
+                articles,
+                tokenize,
+                dense=self._scorer,
+                threshold=self.settings.support_threshold,
+            )
+            return replace(made, cited=checked)
+
+        answers = clock.run("answer", answer, _answer_note)
         warnings.extend(answers.warnings)
+        unsupported = sum(s.unsupported for s in answers.cited.sentences)
+        if unsupported:
+            warnings.append(
+                f"citation check: {unsupported} cited sentence(s) are not supported by the "
+                "abstract they cite (marked)"
+            )
         return RagRun(
             run_id=new_run_id(started),
             question=text,
@@ -258,12 +319,26 @@ class RagSystem:
             cited_answer=answers.cited,
             exact_answer=answers.exact,
             generator=self.generator.info,
-            settings=(*self.settings.as_pairs(), ("dense_rerank", str(self._dense).lower())),
+            settings=(
+                *self.settings.as_pairs(),
+                ("dense_rerank", str(self._dense).lower()),
+                ("dense_fusion", "on" if self.hybrid is not None else self._hybrid_off),
+            ),
             timings=tuple(clock.timings),
             warnings=tuple(dict.fromkeys(warnings)),
             started=started,
             finished=self._now(),
         )
+
+
+def _answer_note(answers: Answers) -> str:
+    sentences = answers.cited.sentences
+    scored = [s for s in sentences if s.supported is not None]
+    note = _count(len(sentences), "answer sentence")
+    if scored:
+        good = sum(bool(s.supported) for s in scored)
+        note += f"; citations checked: {good} of {len(scored)} supported"
+    return note
 
 
 def _expansion_note(expansion: Expansion) -> str:

@@ -151,6 +151,10 @@ def _sentence(add: _Add, run: NamedNode, number: int, s: AnswerSentence, lang: s
     add(node, QAB.position, Literal(number))
     add(node, QAB.text, Literal(s.text, language=lang))
     add(node, QAB.flagged, Literal(s.flagged))
+    if s.support is not None:
+        add(node, QAB.supportScore, Literal(float(s.support)))
+    if s.supported is not None:
+        add(node, QAB.supported, Literal(s.supported))
     cited = [(p, False) for p in s.citations] + [(p, True) for p in s.removed]
     for k, (pmid, removed) in enumerate(cited, start=1):
         if not removed:
@@ -283,7 +287,15 @@ def _read_sentence(index: Index, node: str) -> AnswerSentence:
     removed = tuple(
         _one(index, c, QAB.pmid) for c in citations if _one(index, c, QAB.flagged) == "true"
     )
-    return AnswerSentence(_one(index, node, QAB.text), kept, removed)
+    score = _one(index, node, QAB.supportScore)
+    verdict = _one(index, node, QAB.supported)
+    return AnswerSentence(
+        _one(index, node, QAB.text),
+        kept,
+        removed,
+        support=float(score) if score else None,
+        supported=None if not verdict else verdict == "true",
+    )
 
 
 def _read_exact(index: Index, run: str) -> ExactAnswer:

@@ -24,8 +24,14 @@ class RagSettings:
     snippets: int = 10
     max_question_chars: int = 2000
     # documents whose snippets a language model extracts (the rest are not read by it)
-    llm_documents: int = 5
+    llm_documents: int = 50
     expansion_shots: int = 3
+    # language-model calls at once, and token budgets of one extraction and one answer call
+    llm_workers: int = 10
+    extract_tokens: int = 256
+    answer_tokens: int = 256
+    # a cited sentence is supported when its support score reaches this
+    support_threshold: float = 0.5
 
     def as_pairs(self) -> tuple[tuple[str, str], ...]:
         """Return the settings as (name, value) strings for provenance."""

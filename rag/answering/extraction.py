@@ -131,7 +131,8 @@ def llm_snippets(
     generator: Generator,
     *,
     tokenize: Callable[[str], list[str]],
-    workers: int = 4,
+    workers: int = 10,
+    max_tokens: int = EXTRACT_TOKENS,
 ) -> StageOutput:
     """Ask the model for the relevant sentences of each document and keep the verbatim ones.
 
@@ -140,7 +141,9 @@ def llm_snippets(
         documents: the documents to read (the pipeline passes the top few).
         generator: a generator with a language model.
         tokenize: the index analyzer, to give the snippets a lexical score for reranking.
-        workers: how many articles are sent to the model at the same time.
+        workers: how many articles are sent to the model at the same time (bounded pool; a
+            local model still runs one call at a time).
+        max_tokens: the token budget of one extraction call.
 
     Returns:
         The snippets in document order with lexical scores, and warnings for failed articles
@@ -152,7 +155,7 @@ def llm_snippets(
         try:
             reply = generator.chat(
                 extraction_messages(question, article.title, article.abstract),
-                max_tokens=EXTRACT_TOKENS,
+                max_tokens=max_tokens,
             )
         except GeneratorError as exc:
             return [], 0, str(exc)

@@ -69,6 +69,16 @@ class DenseScorer:
             raise ModelUnavailableError(f"cannot load the model from {path}: {exc}") from exc
         return cls(model)
 
+    def encode(self, texts: Sequence[str]) -> Any:  # Any: a float32 numpy matrix
+        """Return the L2-normalised embedding of each text, one row per text."""
+        return self._model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
     def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
         """Return the cosine similarity of ``query`` with each text (in [-1, 1]).
 

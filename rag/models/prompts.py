@@ -75,6 +75,18 @@ def _expansion_request(question: str) -> str:
     )
 
 
+def broaden_messages(question: str, query: str) -> list[ChatMessage]:
+    """Return the prompt that asks for a broader query when ``query`` found nothing."""
+    request = (
+        "This search query found no PubMed abstract. Write a broader query for the same "
+        "question: keep the main concepts, drop the less important ones, prefer classes to "
+        "specific drug or gene names, use fewer quoted phrases and fewer ANDs. "
+        f"{_QUERY_SYNTAX} Reply with the query between ## and ## and nothing else.\n"
+        f"Question: {question}\nQuery that found nothing: {query}"
+    )
+    return [ChatMessage("system", SYSTEM), ChatMessage("user", request)]
+
+
 def marked_query(text: str) -> str | None:
     """Return the query between the first pair of ``##`` markers (newlines become spaces).
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from rag.errors import GeneratorError, QuerySyntaxError
 from rag.models.generators import Generator
-from rag.models.prompts import expansion_messages, marked_query
+from rag.models.prompts import broaden_messages, expansion_messages, marked_query
 from rag.retrieval.index import QUERY_FIELDS
 from rag.retrieval.query import check_query
 from rag.retrieval.retrievers import question_query
@@ -97,3 +97,32 @@ def _fallback(question: str, reason: str, raw: str) -> Expansion:
         f"query expansion failed: {reason}; searched for the question's words instead",
         raw,
     )
+
+
+def broaden_query(
+    question: str,
+    query: str,
+    generator: Generator,
+    *,
+    check: Callable[[str], None] = default_check,
+) -> Expansion | None:
+    """Ask the model for a broader query after ``query`` found nothing (BioRAGent's fallback).
+
+    Returns:
+        The broader query (``source`` ``broadened``), or ``None`` when there is no model or its
+        reply is unusable (no marker, malformed, too long, or the same query again).
+    """
+    if not generator.uses_llm:
+        return None
+    try:
+        raw = generator.chat(broaden_messages(question, query), max_tokens=MAX_TOKENS)
+    except GeneratorError:
+        return None
+    broader = marked_query(raw)
+    if broader is None or broader == query or len(broader) > MAX_QUERY_CHARS:
+        return None
+    try:
+        check(broader)
+    except QuerySyntaxError:
+        return None
+    return Expansion(broader, "broadened", raw=raw)

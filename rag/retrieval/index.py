@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -268,6 +268,12 @@ class LiteratureIndex:
         with self._ix.searcher(weighting=LuceneBM25(B=B, K1=K1)) as searcher:
             results = searcher.search(parsed, limit=k)
             return tuple(Hit(_article(hit.fields()), float(hit.score)) for hit in results)
+
+    def articles(self) -> Iterator[Article]:
+        """Yield every stored article (in index order; for embedding and exports)."""
+        with self._ix.reader() as reader:
+            for stored in reader.all_stored_fields():
+                yield _article(stored)
 
     def document(self, pmid: str) -> Article | None:
         """Return the stored article with this PMID, or ``None``."""

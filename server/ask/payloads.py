@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.answering.snippets import bioasq_snippet, document_url
+from rag.answering.support import support_rate
 from rag.run import RagRun
 
 # BioASQ responses list at most ten documents and ten snippets per question.
@@ -144,6 +145,8 @@ def run_json(run: RagRun, run_iri: str | None) -> Json:
                 "pmids": list(s.citations),
                 "removed": list(s.removed),
                 "flagged": s.flagged,
+                "support": s.support,
+                "supported": s.supported,
             }
             for s in run.cited_answer.sentences
         ],
@@ -158,5 +161,6 @@ def run_json(run: RagRun, run_iri: str | None) -> Json:
             "settings": dict(run.generator.settings),
         },
         "settings": dict(run.settings),
+        "citation_support": support_rate([run.cited_answer]),
         "warnings": list(run.warnings),
     }

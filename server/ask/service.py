@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
+from rag.errors import ModelUnavailableError
 from rag.models.dense import DenseScorer
 from rag.models.generators import (
     EXTRACTIVE,
@@ -33,6 +34,7 @@ from rag.pipeline import RagSystem
 from rag.provenance import run_quads
 from rag.retrieval.index import open_index
 from rag.retrieval.retrievers import Retriever, WhooshRetriever
+from rag.retrieval.vectors import DocumentVectors, Hybrid, load_vectors, vectors_dir
 from rag.run import RagRun, RagSettings
 from server.config import Config
 from store.protocol import RdfStore
@@ -50,7 +52,14 @@ def rag_settings(config: Config) -> RagSettings:
     """Return the pipeline limits of a configuration."""
     rag = config.rag
     return RagSettings(
-        top_k=rag.top_k, snippets=rag.snippets, max_question_chars=rag.max_question_chars
+        top_k=rag.top_k,
+        snippets=rag.snippets,
+        max_question_chars=rag.max_question_chars,
+        llm_documents=rag.llm_documents,
+        llm_workers=rag.llm_workers,
+        extract_tokens=rag.extract_tokens,
+        answer_tokens=rag.answer_tokens,
+        support_threshold=rag.support_threshold,
     )
 
 
@@ -63,6 +72,9 @@ class RagService:
         self._lock = threading.Lock()
         self._generators: dict[str, Generator] = {}
         self._dense: DenseScorer | None = None
+        self._dense_error: str | None = None
+        # the index's document vectors, with the chunk files they were loaded from
+        self._vectors: tuple[tuple[str, ...], DocumentVectors | None] | None = None
 
     @property
     def default_generator(self) -> str:
@@ -115,6 +127,33 @@ class RagService:
                 self._dense = DenseScorer.load()
             return self._dense
 
+    def hybrid(self) -> tuple[Hybrid | None, str]:
+        """Return the dense fusion stage, or ``None`` and why it is off.
+
+        The vectors are reloaded when ``qabench index embed`` has written new chunks; the
+        MiniLM model loads once. Without vectors or without the model, fusion is off (the
+        run says why) rather than failing the question.
+        """
+        rag = self.config.rag
+        if not rag.dense_fusion:
+            return None, "off (rag.dense_fusion = false)"
+        folder = vectors_dir(self.config.index_dir)
+        signature = tuple(sorted(p.name for p in folder.glob("*.npy"))) if folder.is_dir() else ()
+        with self._lock:
+            if self._vectors is None or self._vectors[0] != signature:
+                self._vectors = (signature, load_vectors(self.config.index_dir))
+            vectors = self._vectors[1]
+            if vectors is None:
+                return None, "off: the index has no document vectors (run qabench index embed)"
+            if self._dense is None and self._dense_error is None:
+                try:
+                    self._dense = DenseScorer.load()
+                except ModelUnavailableError as exc:
+                    self._dense_error = str(exc)
+            if self._dense is None:
+                return None, f"off: {self._dense_error}"
+            return Hybrid(vectors, self._dense, rag.dense_weight, rag.dense_depth), "on"
+
     @contextlib.contextmanager
     def _retriever(self) -> Iterator[Retriever]:
         with open_index(self.config.index_dir) as index:
@@ -131,11 +170,14 @@ class RagService:
             UnknownGeneratorError: for an unknown generator name.
             ModelUnavailableError: when the generator's model cannot be loaded.
         """
+        hybrid, why = self.hybrid()
         return RagSystem(
             self.open_retriever,
             self.generator(generator),
             rag_settings(self.config),
             dense=self._dense_scorer(),
+            hybrid=hybrid,
+            hybrid_off=why,
         )
 
     def run_iri(self, run: RagRun) -> NamedNode:

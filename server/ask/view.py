@@ -45,6 +45,8 @@ class SentenceView:
     citations: tuple[CitationLink, ...]
     removed: tuple[str, ...]
     flagged: bool
+    support: float | None = None
+    unsupported: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +135,8 @@ def result_view(run: RagRun, run_iri: str | None, run_href: str | None) -> Resul
             tuple(CitationLink(p, first.get(p), article_url(p)) for p in s.citations),
             s.removed,
             s.flagged,
+            s.support,
+            s.unsupported,
         )
         for s in run.cited_answer.sentences
     )

@@ -7,10 +7,14 @@ applies) and prints what ``rag`` returns, as text or as one JSON document.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+from tqdm import tqdm
 
 from evaluators.knowledge.bases import kb_graph_of
 from rag.answering.snippets import Snippet, bioasq_snippet, extract_snippets
@@ -20,6 +24,7 @@ from rag.corpus.reader import CorpusFormat, detect_format, read_corpus
 from rag.models.dense import DenseScorer
 from rag.retrieval.index import BuildReport, IndexInfo, open_index
 from rag.retrieval.retrievers import SearchResult, WhooshRetriever, question_query
+from rag.retrieval.vectors import embed_articles
 from server.cli.context import CliError, Context
 
 MAX_K = 1000
@@ -48,6 +53,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     build.add_argument("--json", action="store_true", help="print the report as JSON")
     build.set_defaults(func=run_build)
+    embed = ix_sub.add_parser(
+        "embed",
+        help="store MiniLM vectors of the indexed articles (hybrid retrieval); resumable",
+    )
+    embed.add_argument(
+        "--rebuild", action="store_true", help="drop the stored vectors and embed every article"
+    )
+    embed.add_argument("--json", action="store_true", help="print the report as JSON")
+    embed.set_defaults(func=run_embed)
     info = ix_sub.add_parser("info", help="show document count, fields, size and age")
     info.add_argument("--json", action="store_true", help="print the information as JSON")
     info.set_defaults(func=run_info)
@@ -93,6 +107,30 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
             f"indexed {report.added + report.replaced} articles ({report.added} new, "
             f"{report.replaced} replaced, {report.duplicates} repeated PMIDs skipped) in "
             f"{report.seconds:.1f} s ({rate:.0f} docs/s); the index holds {report.documents}"
+        )
+    return 0
+
+
+def run_embed(ctx: Context, args: argparse.Namespace) -> int:
+    """Encode every indexed article that has no vector yet (all of them with --rebuild)."""
+    encoder = DenseScorer.load()
+    with open_index(ctx.config.index_dir) as index:
+        total = index.info().documents
+        bar = tqdm(total=total, unit="doc", desc="embedding", disable=not sys.stderr.isatty())
+        report = embed_articles(
+            ctx.config.index_dir,
+            index.articles(),
+            encoder,
+            rebuild=args.rebuild,
+            progress=bar.update,
+        )
+        bar.close()
+    if args.json:
+        print(json.dumps(dataclasses.asdict(report)))
+    else:
+        print(
+            f"embedded {report.embedded} articles ({report.already} had vectors); "
+            f"{report.vectors} vectors stored"
         )
     return 0
 

@@ -188,7 +188,9 @@ def test_every_stage_can_be_replaced(make_rag_system: MakeSystem) -> None:
     assert calls == ["expand", "extract", "rerank", "answer"]
     assert run.expanded_query == "clopidogrel" and run.documents[0].pmid == "1000002"
     assert run.short_answer == "custom short" and run.exact_answer.yesno == "no"
-    assert run.warnings == ("custom rerank",)
+    # "Custom." is not in the abstract it cites: the citation check marks it
+    assert run.warnings[0] == "custom rerank" and "not supported" in run.warnings[1]
+    assert run.cited_answer.sentences[0].supported is False
 
 
 def test_settings_limit_documents_and_snippets(make_rag_system: MakeSystem) -> None:

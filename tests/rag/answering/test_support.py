@@ -1,0 +1,71 @@
+"""Citation support: a cited sentence is scored against the text of the document it cites."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answering.citations import AnswerSentence, CitedAnswer, check_citations
+from rag.answering.support import lexical_support, support_rate, support_scores
+from rag.corpus.article import Article
+from rag.retrieval.index import make_tokenizer
+
+TOKENIZE = make_tokenizer()
+BREAST = Article(
+    "111",
+    "Anastrozole versus tamoxifen in postmenopausal breast cancer.",
+    "Anastrozole improved disease-free survival in women with early breast cancer. "
+    "Joint pain was more frequent with anastrozole.",
+)
+DIABETES = Article(
+    "222",
+    "Metformin in type 2 diabetes.",
+    "Metformin lowered HbA1c in adults with type 2 diabetes. Weight did not change.",
+)
+DOCS = {a.pmid: a for a in (BREAST, DIABETES)}
+
+CASES = [
+    # (sentence, cited PMID, supported?)
+    ("Anastrozole improved disease-free survival in early breast cancer.", "111", True),
+    ("Metformin lowered HbA1c in type 2 diabetes.", "222", True),
+    ("Anastrozole cures type 2 diabetes.", "111", False),  # the PMID was shown: whitelist passes
+    ("Metformin improved survival in breast cancer.", "222", False),
+    ("Joint pain was more frequent with anastrozole.", "111", True),
+]
+
+
+@pytest.mark.parametrize(("sentence", "pmid", "supported"), CASES)
+def test_a_sentence_is_supported_only_by_a_document_that_says_it(
+    sentence: str, pmid: str, supported: bool
+) -> None:
+    answer = check_citations(f"{sentence} [{pmid}]", set(DOCS))
+    assert answer.sentences[0].citations == (pmid,)  # the whitelist alone would accept it
+    (checked,) = support_scores(answer, DOCS, TOKENIZE).sentences
+    assert checked.supported is supported
+    assert checked.support is not None and 0.0 <= checked.support <= 1.0
+
+
+def test_cases_ran() -> None:
+    assert len(CASES) == 5
+
+
+def test_copied_sentence_scores_one_and_support_is_the_best_cited_document() -> None:
+    copied = "Metformin lowered HbA1c in adults with type 2 diabetes."
+    assert lexical_support(copied, DIABETES, TOKENIZE) == 1.0
+    both = CitedAnswer((AnswerSentence(copied, ("111", "222")),))
+    (checked,) = support_scores(both, DOCS, TOKENIZE).sentences
+    assert checked.support == 1.0 and checked.supported
+
+
+def test_uncited_sentences_are_not_scored_and_the_rate_counts_scored_ones() -> None:
+    answer = CitedAnswer(
+        (
+            AnswerSentence("An uncited claim."),
+            AnswerSentence("Anastrozole cures type 2 diabetes.", ("111",)),
+            AnswerSentence("Weight did not change with metformin.", ("222",)),
+        )
+    )
+    checked = support_scores(answer, DOCS, TOKENIZE)
+    assert [s.supported for s in checked.sentences] == [None, False, True]
+    assert support_rate([checked]) == 0.5
+    assert support_rate([CitedAnswer()]) is None
+    assert "(not supported by the cited abstract)" in checked.text
