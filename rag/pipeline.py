@@ -25,11 +25,13 @@ from typing import TypeVar
 from rag.answering.answers import Answers, PartCallback, compose_answers
 from rag.answering.exact import QUESTION_TYPES, question_type
 from rag.answering.extraction import StageOutput, llm_rerank, llm_snippets, score_rerank
-from rag.answering.snippets import SimilarityScorer, Snippet, extract_snippets
+from rag.answering.snippets import SimilarityScorer, Snippet, bm25_scores, extract_snippets
 from rag.answering.support import support_scores
+from rag.corpus.article import Article
 from rag.errors import QuestionError
 from rag.models.generators import Generator
 from rag.retrieval.expansion import Expansion, broaden_query, expand_query
+from rag.retrieval.index import make_tokenizer
 from rag.retrieval.retrievers import RankedDocument, Retriever, SearchResult
 from rag.retrieval.vectors import Hybrid
 from rag.run import (
@@ -326,6 +328,80 @@ class RagSystem:
             ),
             timings=tuple(clock.timings),
             warnings=tuple(dict.fromkeys(warnings)),
+            started=started,
+            finished=self._now(),
+        )
+
+    def answer_given(
+        self,
+        question: str,
+        given: Sequence[Snippet],
+        *,
+        kind: str | None = None,
+        language: str = "en",
+        tokenize: Tokenize | None = None,
+    ) -> RagRun:
+        """Answer from given snippets (BioASQ phase B): no expansion, retrieval or extraction.
+
+        The snippets are scored against the question (BM25 over them, the index analyzer's
+        terms), reranked and answered from as in ``ask``; cited sentences are checked against
+        the text of the given snippets of each document.
+
+        Raises:
+            QuestionError: for an empty or enormous question.
+        """
+        text = check_question(question, self.settings.max_question_chars)
+        kind = kind if kind in QUESTION_TYPES else question_type(text)
+        tok = tokenize or make_tokenizer()
+        started = self._now()
+        clock = _Clock(None)
+        for stage in ("expand", "retrieve"):
+            clock.skip(stage, "skipped: phase B, the snippets were given")
+        raw = bm25_scores(tok(text), [tok(sn.text) for sn in given])
+        best = max(raw, default=0.0) or 1.0
+        scored = tuple(
+            replace(sn, score=v / best, lexical_score=v / best)
+            for sn, v in zip(given, raw, strict=True)
+        )
+        clock.skip("extract", f"{_count(len(scored), 'given snippet')} scored")
+        ranked = clock.run(
+            "rerank",
+            lambda: self.stages.rerank(text, scored, self.settings.snippets),
+            lambda o: "kept " + _count(len(o.snippets), "snippet"),
+        )
+        texts: dict[str, list[str]] = {}
+        for sn in given:
+            texts.setdefault(sn.pmid, []).append(sn.text)
+        articles = {pmid: Article(pmid, "", " ".join(parts)) for pmid, parts in texts.items()}
+
+        def answer() -> Answers:
+            made = self.stages.answer(text, kind, ranked.snippets, None)
+            checked = support_scores(
+                made.cited, articles, tok, threshold=self.settings.support_threshold
+            )
+            return replace(made, cited=checked)
+
+        answers = clock.run("answer", answer, _answer_note)
+        return RagRun(
+            run_id=new_run_id(started),
+            question=text,
+            language=language,
+            question_type=kind,
+            expanded_query="",
+            query_edited=False,
+            query_run="",
+            fallback="none",
+            documents=tuple(
+                RetrievedDocument(rank, pmid, 0.0) for rank, pmid in enumerate(texts, start=1)
+            ),
+            snippets=ranked.snippets,
+            short_answer=answers.short,
+            cited_answer=answers.cited,
+            exact_answer=answers.exact,
+            generator=self.generator.info,
+            settings=(*self.settings.as_pairs(), ("phase", "b")),
+            timings=tuple(clock.timings),
+            warnings=tuple(dict.fromkeys((*ranked.warnings, *answers.warnings))),
             started=started,
             finished=self._now(),
         )

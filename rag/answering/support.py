@@ -40,8 +40,8 @@ def lexical_support(
     >>> words = lambda text: [w.strip(".").lower() for w in text.split()]
     >>> lexical_support("Aspirin lowered the rate of infarction.", doc, words)
     1.0
-    >>> lexical_support("Aspirin cures diabetes.", doc, words)
-    0.33...
+    >>> round(lexical_support("Aspirin cures diabetes.", doc, words), 2)
+    0.33
     """
     terms = set(tokenize(claim))
     if not terms:

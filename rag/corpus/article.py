@@ -34,6 +34,13 @@ class Article:
     year: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Deletion:
+    """A citation PubMed withdrew (``DeleteCitation`` in an update file): remove it by PMID."""
+
+    pmid: str
+
+
 def articles_from_records(
     records: Iterable[tuple[str, str, str]], *, source: str = "<records>"
 ) -> Iterator[Article]:

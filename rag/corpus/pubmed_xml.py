@@ -2,9 +2,11 @@
 
 Parsed with defusedxml in streaming mode: the standard ``<!DOCTYPE PubmedArticleSet ...>`` is
 allowed (the external DTD is never fetched), any other document type, every entity declaration
-and every external entity reference are refused. Book records (``PubmedBookArticle``) and
-``DeleteCitation`` blocks are skipped. Abstract sections are joined by one space without their
-labels; inline markup (``<i>``, ``<sup>`` ...) keeps its text.
+and every external entity reference are refused. Book records (``PubmedBookArticle``) are
+skipped. ``DeleteCitation`` blocks are skipped by ``read_pubmed_xml``; ``read_pubmed_records``
+yields them as ``Deletion`` records, in file order, so an update file's deletions are applied.
+Abstract sections are joined by one space without their labels; inline markup (``<i>``,
+``<sup>`` ...) keeps its text.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import IO
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
-from rag.corpus.article import Article, article_from_mapping
+from rag.corpus.article import Article, Deletion, article_from_mapping
 from rag.errors import CorpusFormatError
 
 DOCTYPE = "PubmedArticleSet"
@@ -28,13 +30,22 @@ _YEAR = re.compile(r"\b(\d{4})\b")
 
 
 def read_pubmed_xml(path: Path) -> Iterator[Article]:
-    """Yield the articles of a PubMed XML file (optionally gzip-compressed).
+    """Yield the articles of a PubMed XML file, without its deletions (see ``read_pubmed_records``).
+
+    Raises:
+        CorpusFormatError: as ``read_pubmed_records``.
+    """
+    return (r for r in read_pubmed_records(path) if isinstance(r, Article))
+
+
+def read_pubmed_records(path: Path) -> Iterator[Article | Deletion]:
+    """Yield the articles and deleted citations of a PubMed XML file (optionally gzip-compressed).
 
     Args:
         path: the ``.xml`` or ``.xml.gz`` file.
 
     Returns:
-        A lazy iterator of articles in file order.
+        A lazy iterator of articles and ``Deletion`` records in file order.
 
     Raises:
         CorpusFormatError: on malformed XML (with its line), a forbidden DTD or entity, a
@@ -72,7 +83,7 @@ def _parser(source: str) -> DefusedXMLParser:
     return parser
 
 
-def _articles(handle: IO[bytes], source: str) -> Iterator[Article]:
+def _articles(handle: IO[bytes], source: str) -> Iterator[Article | Deletion]:
     # ElementTree's iterparse driven by the defused parser (entities and foreign DTDs refused).
     events = ET.iterparse(handle, events=("start", "end"), parser=_parser(source))  # noqa: S314
     number = 0
@@ -90,7 +101,12 @@ def _articles(handle: IO[bytes], source: str) -> Iterator[Article]:
                 yield _article(element, source, number)
                 number += 1
                 element.clear()
-            elif element.tag in ("PubmedBookArticle", "DeleteCitation"):
+            elif element.tag == "DeleteCitation":
+                for pmid in element.iterfind("PMID"):
+                    if _text(pmid):
+                        yield Deletion(_text(pmid))
+                element.clear()
+            elif element.tag == "PubmedBookArticle":
                 element.clear()
     except ET.ParseError as exc:
         line, column = exc.position

@@ -26,7 +26,7 @@ from whoosh import fields, index, scoring
 from whoosh.index import IndexError as WhooshIndexError
 from whoosh.index import LockError
 
-from rag.corpus.article import Article
+from rag.corpus.article import Article, Deletion
 from rag.errors import IndexMissingError, QuerySyntaxError, RagError
 from rag.retrieval.query import check_query, markers
 
@@ -72,6 +72,8 @@ class BuildReport:
     duplicates: int
     documents: int
     seconds: float
+    # citations withdrawn by PubMed (DeleteCitation) that were removed; those not indexed
+    deleted: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,15 +180,24 @@ class LiteratureIndex:
         """Release the index files."""
         self._ix.close()
 
-    def add(self, articles: Iterable[Article], *, progress: bool = False) -> BuildReport:
-        """Add or replace (by PMID) articles in one transaction.
+    def add(
+        self,
+        articles: Iterable[Article | Deletion],
+        *,
+        progress: bool = False,
+        procs: int = 1,
+    ) -> BuildReport:
+        """Add or replace (by PMID) articles, and remove deleted citations, in one transaction.
 
         A PMID repeated within ``articles`` is indexed once (its first occurrence); a PMID
-        already in the index is replaced. If reading ``articles`` raises, nothing is written.
+        already in the index is replaced; a ``Deletion`` removes its PMID (also one added
+        earlier in the same call). If reading ``articles`` raises, nothing is written.
 
         Args:
             articles: the articles, typically a lazy ``read_corpus`` iterator.
             progress: show a tqdm progress bar on stderr.
+            procs: indexing processes (Whoosh's multi-process writer; each writes its own
+                segment, which are kept rather than merged, so large builds do not pay a merge).
 
         Returns:
             Counts and timing of the committed add.
@@ -197,13 +208,16 @@ class LiteratureIndex:
         """
         started = time.perf_counter()
         try:
-            writer = self._ix.writer(limitmb=256)
+            if procs > 1:
+                writer = self._ix.writer(procs=procs, limitmb=256, multisegment=True)
+            else:
+                writer = self._ix.writer(limitmb=256)
         except LockError as exc:
             raise RagError(f"the index in {self.directory} is locked by another build") from exc
         committed = False
         try:
             with self._ix.searcher() as searcher:
-                added, replaced, duplicates = _write(
+                added, replaced, duplicates, deleted, late = _write(
                     writer,
                     searcher,
                     tqdm(articles, disable=not progress, unit="doc", desc="indexing"),
@@ -213,12 +227,18 @@ class LiteratureIndex:
         finally:
             if not committed:
                 writer.cancel()
+        if late:
+            # deleted in the same call that added them: Whoosh deletes committed documents only
+            with self._ix.writer() as cleaner:
+                for pmid in late:
+                    cleaner.delete_by_term("pmid", pmid)
         return BuildReport(
             added=added,
             replaced=replaced,
             duplicates=duplicates,
             documents=self._ix.doc_count(),
             seconds=time.perf_counter() - started,
+            deleted=deleted + len(late),
         )
 
     def info(self) -> IndexInfo:
@@ -338,13 +358,27 @@ def _prohibit(q: Any) -> Any:
     return q
 
 
-def _write(writer: Any, searcher: Any, articles: Iterable[Article]) -> tuple[int, int, int]:
-    """Buffer the articles in the writer; return (added, replaced, skipped duplicates)."""
+def _write(
+    writer: Any, searcher: Any, articles: Iterable[Article | Deletion]
+) -> tuple[int, int, int, int, list[str]]:
+    """Buffer the articles in the writer.
+
+    Returns:
+        (added, replaced, skipped duplicates, deleted, PMIDs added and then deleted here).
+    """
     seen: set[str] = set()
-    replaced = duplicates = 0
+    replaced = duplicates = deleted = 0
+    late: list[str] = []
     fresh = searcher.doc_count_all() == 0  # nothing to look up or delete in a fresh index
     combined = "text" in writer.schema
     for article in articles:
+        if isinstance(article, Deletion):
+            if article.pmid in seen:
+                late.append(article.pmid)
+            elif not fresh and searcher.document_number(pmid=article.pmid) is not None:
+                writer.delete_by_term("pmid", article.pmid)
+                deleted += 1
+            continue
         if article.pmid in seen:
             duplicates += 1
             continue
@@ -354,7 +388,7 @@ def _write(writer: Any, searcher: Any, articles: Iterable[Article]) -> tuple[int
             continue
         replaced += searcher.document_number(pmid=article.pmid) is not None
         writer.update_document(**_fields(article, combined))
-    return len(seen) - replaced, replaced, duplicates
+    return len(seen) - replaced - len(late), replaced, duplicates, deleted, late
 
 
 def _fields(article: Article, combined: bool = True) -> dict[str, object]:

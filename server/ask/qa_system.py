@@ -10,11 +10,14 @@ the extractive one, also as ``rag-extractive``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pyoxigraph import Literal, NamedNode
 
 from evaluators.model import AnswerSet, BioasqGold, Question, QuestionText, Snippet
 from evaluators.systems.protocol import in_gold_sections
 from evaluators.systems.registry import SystemRegistry, builtin_registry
+from rag.answering.snippets import Snippet as RagSnippet
 from rag.answering.snippets import document_url
 from rag.models.generators import EXTRACTIVE
 from rag.run import RagRun
@@ -58,15 +61,56 @@ def answer_question(run: RagRun, question_id: str) -> Question:
     )
 
 
+def given_snippets(question: Question) -> tuple[RagSnippet, ...]:
+    """Return a gold question's snippets as the pipeline's snippets (phase B input)."""
+    if question.bioasq is None:
+        return ()
+    out = []
+    for sn in question.bioasq.snippets:
+        pmid = sn.document.rstrip("/").rsplit("/", 1)[-1]
+        out.append(
+            RagSnippet(
+                sn.document,
+                sn.text,
+                sn.begin_section,
+                sn.end_section,
+                sn.offset_begin,
+                sn.offset_end,
+                pmid,
+                0,
+                0.0,
+                0.0,
+            )
+        )
+    return tuple(out)
+
+
+def phase_b_answer(answer: Question) -> Question:
+    """Keep only a phase B response's parts: exact and ideal answers (no documents, snippets).
+
+    Echoing the given snippets back would score them against themselves.
+    """
+    if answer.bioasq is None:
+        return answer
+    return replace(answer, bioasq=replace(answer.bioasq, documents=(), snippets=()))
+
+
 class RagQASystem:
     """The RAG pipeline behind the experiments runner's ``QASystem`` role."""
 
     def __init__(
-        self, service: RagService, generator: str | None = None, store: RdfStore | None = None
+        self,
+        service: RagService,
+        generator: str | None = None,
+        store: RdfStore | None = None,
+        *,
+        phase: str = "a",
     ) -> None:
         self._service = service
         self._generator = generator
         self._store = store
+        # "b": answer from the gold question's own snippets (BioASQ phase B)
+        self._phase = phase
 
     def answer(self, question: Question, language: str) -> Question:
         """Answer a gold question (any error counts as this question's failure).
@@ -77,7 +121,14 @@ class RagQASystem:
         """
         text = question.text(language) or ""
         kind = question.bioasq.question_type if question.bioasq else None
-        run = self._service.system(self._generator).ask(text, kind=kind, language=language)
+        system = self._service.system(self._generator)
+        if self._phase == "b":
+            given = given_snippets(question)
+            run = system.answer_given(text, given, kind=kind, language=language)
+            if self._store is not None:
+                self._service.store_run(self._store, run)
+            return phase_b_answer(answer_question(run, question.id))
+        run = system.ask(text, kind=kind, language=language)
         if self._store is not None:
             self._service.store_run(self._store, run)
         return in_gold_sections(answer_question(run, question.id), question)

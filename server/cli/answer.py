@@ -13,7 +13,8 @@ from pathlib import Path
 from evaluators.datasets import library
 from evaluators.formats import bioasq_writer, parse_file, qald_json_writer
 from evaluators.model import Dataset, Question, SourceFormat
-from server.ask.qa_system import system_registry
+from evaluators.systems.protocol import QASystem
+from server.ask.qa_system import RagQASystem, system_registry
 from server.ask.service import RagService
 from server.cli.context import CliError, Context
 
@@ -27,6 +28,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ans.add_argument("--builtin", required=True, help="built-in system, e.g. rag or gold")
     ans.add_argument("--language", default="en", help="question language (default en)")
     ans.add_argument("--limit", type=int, help="answer only the first N questions")
+    ans.add_argument(
+        "--phase",
+        choices=("a", "b"),
+        default="a",
+        help="BioASQ phase: a retrieves (default); b answers from each question's given gold "
+        "snippets and writes exact and ideal answers only (--builtin rag)",
+    )
     ans.add_argument("-o", "--output", type=Path, help="answers file (default: stdout)")
     ans.set_defaults(func=run)
 
@@ -49,7 +57,12 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             raise CliError(
                 f"--builtin {args.builtin!r}: expected one of {', '.join(registry.names())}"
             )
-        system = registry.create(args.builtin)
+        if args.phase == "b":
+            if args.builtin != "rag" or not gold.is_bioasq:
+                raise CliError("--phase b answers BioASQ questions with --builtin rag")
+            system: QASystem = RagQASystem(service, phase="b")
+        else:
+            system = registry.create(args.builtin)
         # one answer per id: files with a repeated id (the 2013 BioASQ set has four) keep the first
         questions = list(Dataset(gold.format, gold.questions).by_id().values())
         questions = [q for q in questions if q.text(args.language)]

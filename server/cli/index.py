@@ -18,8 +18,9 @@ from tqdm import tqdm
 
 from evaluators.knowledge.bases import kb_graph_of
 from rag.answering.snippets import Snippet, bioasq_snippet, extract_snippets
-from rag.corpus.article import Article, articles_from_records
+from rag.corpus.article import Article, Deletion, articles_from_records
 from rag.corpus.kb_abstracts import endpoint_abstracts, store_abstracts
+from rag.corpus.pubmed_xml import read_pubmed_records
 from rag.corpus.reader import CorpusFormat, detect_format, read_corpus
 from rag.models.dense import DenseScorer
 from rag.retrieval.index import BuildReport, IndexInfo, open_index
@@ -50,6 +51,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--format",
         choices=[f.value for f in CorpusFormat],
         help="format of every SOURCE (default: from each file's suffix)",
+    )
+    build.add_argument(
+        "--resume",
+        action="store_true",
+        help="commit each SOURCE on its own and skip sources an earlier --resume build "
+        "committed (PubMed baseline and update files, in order)",
+    )
+    build.add_argument(
+        "--procs", type=int, default=1, help="indexing processes (default 1; 2 on 2 cores)"
     )
     build.add_argument("--json", action="store_true", help="print the report as JSON")
     build.set_defaults(func=run_build)
@@ -84,31 +94,97 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_build(ctx: Context, args: argparse.Namespace) -> int:
-    """Read every SOURCE and add it to the index in one transaction."""
+    """Add every SOURCE to the index: one transaction, or one per file with --resume."""
     fmt = CorpusFormat(args.format) if args.format else None
     if not args.sources and not args.kb:
         raise CliError("nothing to index: give corpus files and/or --kb NAME|URL")
+    if not 1 <= args.procs <= 64:
+        raise CliError(f"--procs must be between 1 and 64, found {args.procs}")
     for source in args.sources:
         if not source.is_file():
             raise CliError(f"{source}: no such file")
         if fmt is None:
             detect_format(source)  # fail on an unknown suffix before anything is written
-    articles = itertools.chain(
-        itertools.chain.from_iterable(read_corpus(s, fmt) for s in args.sources),
-        itertools.chain.from_iterable(_kb_articles(ctx, spec, args.language) for spec in args.kb),
-    )
+    progress = sys.stderr.isatty()
+    reports: list[BuildReport] = []
     with open_index(ctx.config.index_dir, create=True) as index:
-        report = index.add(articles, progress=sys.stderr.isatty())
+        if args.resume:
+            done = _committed_sources(ctx.config.index_dir)
+            for source in args.sources:
+                key = _source_key(source)
+                if key in done:
+                    continue
+                reports.append(
+                    index.add(_records(source, fmt), progress=progress, procs=args.procs)
+                )
+                done.append(key)
+                _write_committed(ctx.config.index_dir, done)
+            kb = itertools.chain.from_iterable(
+                _kb_articles(ctx, spec, args.language) for spec in args.kb
+            )
+            if args.kb:
+                reports.append(index.add(kb, progress=progress))
+        else:
+            records = itertools.chain(
+                itertools.chain.from_iterable(_records(s, fmt) for s in args.sources),
+                itertools.chain.from_iterable(
+                    _kb_articles(ctx, spec, args.language) for spec in args.kb
+                ),
+            )
+            reports.append(index.add(records, progress=progress, procs=args.procs))
+        documents = index.info().documents
+    report = _summed(reports, documents)
     if args.json:
         ctx.emit_json(_report_json(report, args.sources))
     else:
         rate = (report.added + report.replaced) / report.seconds if report.seconds else 0.0
         print(
             f"indexed {report.added + report.replaced} articles ({report.added} new, "
-            f"{report.replaced} replaced, {report.duplicates} repeated PMIDs skipped) in "
-            f"{report.seconds:.1f} s ({rate:.0f} docs/s); the index holds {report.documents}"
+            f"{report.replaced} replaced, {report.duplicates} repeated PMIDs skipped, "
+            f"{report.deleted} deleted citations removed) in {report.seconds:.1f} s "
+            f"({rate:.0f} docs/s); the index holds {report.documents}"
         )
     return 0
+
+
+SOURCES_FILE = "sources.json"
+
+
+def _records(source: Path, fmt: CorpusFormat | None) -> Iterator[Article | Deletion]:
+    """Read one source; PubMed XML also yields its deleted citations."""
+    if (fmt or detect_format(source)) is CorpusFormat.PUBMED_XML:
+        return read_pubmed_records(source)
+    return read_corpus(source, fmt)
+
+
+def _source_key(source: Path) -> str:
+    stat = source.stat()
+    return f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _committed_sources(index_dir: Path) -> list[str]:
+    path = index_dir / SOURCES_FILE
+    if not path.is_file():
+        return []
+    value = json.loads(path.read_text("utf-8"))
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _write_committed(index_dir: Path, done: list[str]) -> None:
+    scratch = index_dir / f".{SOURCES_FILE}.partial"
+    scratch.write_text(json.dumps(done, indent=1), "utf-8")
+    scratch.replace(index_dir / SOURCES_FILE)
+
+
+def _summed(reports: list[BuildReport], documents: int) -> BuildReport:
+    return BuildReport(
+        added=sum(r.added for r in reports),
+        replaced=sum(r.replaced for r in reports),
+        duplicates=sum(r.duplicates for r in reports),
+        documents=documents,
+        seconds=sum(r.seconds for r in reports),
+        deleted=sum(r.deleted for r in reports),
+    )
 
 
 def run_embed(ctx: Context, args: argparse.Namespace) -> int:
@@ -202,6 +278,7 @@ def _report_json(report: BuildReport, sources: list[Path]) -> dict[str, object]:
         "added": report.added,
         "replaced": report.replaced,
         "duplicates": report.duplicates,
+        "deleted": report.deleted,
         "documents": report.documents,
         "seconds": round(report.seconds, 3),
     }

@@ -180,3 +180,45 @@ def test_experiment_cli_runs_the_built_in_rag_system(
     (task,) = summary["tasks"]
     assert task["system"] == "rag" and task["state"] == "finished"
     assert task["results"]["QA"]["macro_f1"] == 1.0
+
+
+def test_answer_phase_b_answers_from_the_given_snippets(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the given snippet's article is not in the index: phase B never retrieves
+    url = "http://www.ncbi.nlm.nih.gov/pubmed/"
+    given = "Ondansetron prevented nausea in 80% of the children after strabismus surgery."
+    gold = {
+        "questions": [
+            {
+                "id": "pb1",
+                "type": "factoid",
+                "body": "Which drug prevented nausea after strabismus surgery?",
+                "documents": [url + "31415926"],
+                "snippets": [
+                    {
+                        "document": url + "31415926",
+                        "text": given,
+                        "beginSection": "abstract",
+                        "endSection": "abstract",
+                        "offsetInBeginSection": 0,
+                        "offsetInEndSection": len(given) - 1,
+                    }
+                ],
+                "exact_answer": [["ondansetron"]],
+                "ideal_answer": ["Ondansetron."],
+            }
+        ]
+    }
+    gold_file = tmp_path / "phase-b.json"
+    gold_file.write_text(json.dumps(gold), "utf-8")
+    out_file = tmp_path / "answers.json"
+    argv = ["--data-dir", str(data_dir), "answer", "--dataset", str(gold_file)]
+    status = main([*argv, "--builtin", "rag", "--phase", "b", "-o", str(out_file)])
+    assert status == 0, capsys.readouterr().err
+    (answer,) = json.loads(out_file.read_text("utf-8"))["questions"]
+    assert answer["exact_answer"][0] == ["Ondansetron"]
+    assert "Ondansetron prevented nausea" in answer["ideal_answer"][0]
+    # a phase B response carries no documents or snippets (they would score against themselves)
+    assert not answer.get("documents") and not answer.get("snippets")
+    assert main([*argv, "--builtin", "gold", "--phase", "b"]) == 2

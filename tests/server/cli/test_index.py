@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import pytest
 
+from rag.retrieval.index import open_index
 from server.cli import main
 from tests.plugins.rag import CORPUS_SIZE
 
@@ -176,3 +178,73 @@ def test_build_with_explicit_format(tmp_path: Path, capsys: pytest.CaptureFixtur
         capsys, tmp_path, "index", "build", str(source), "--format", "tsv", "--json"
     )
     assert status == 0 and json.loads(out)["documents"] == 1
+
+
+def pubmed_file(path: Path, articles: list[tuple[str, str, str]], deleted: list[str]) -> Path:
+    """Write a gzipped PubMed XML file (baseline or update) with these articles and deletions."""
+    body = "".join(
+        f"<PubmedArticle><MedlineCitation><PMID>{pmid}</PMID><Article>"
+        f"<ArticleTitle>{title}</ArticleTitle><Abstract><AbstractText>{abstract}"
+        "</AbstractText></Abstract></Article></MedlineCitation></PubmedArticle>"
+        for pmid, title, abstract in articles
+    )
+    if deleted:
+        body += "<DeleteCitation>" + "".join(f"<PMID>{p}</PMID>" for p in deleted)
+        body += "</DeleteCitation>"
+    text = (
+        '<?xml version="1.0"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
+        '1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n'
+        f"<PubmedArticleSet>{body}</PubmedArticleSet>\n"
+    )
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+def test_pubmed_updates_and_deletions_are_applied_and_builds_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = pubmed_file(
+        tmp_path / "pubmed25n0001.xml.gz",
+        [(str(n), f"Title {n}", f"Warfarin dosing study number {n}.") for n in range(1, 6)],
+        [],
+    )
+    update = pubmed_file(
+        tmp_path / "pubmed25n0002.xml.gz",
+        [("2", "Title 2 revised", "Heparin instead of warfarin."), ("9", "New", "Apixaban.")],
+        ["3", "4", "9", "777"],  # 9 is added and withdrawn in the same file; 777 was never indexed
+    )
+    data = tmp_path / "data"
+    argv = ["index", "build", "--resume", "--json"]
+    status, out, err = run(capsys, data, *argv, str(baseline), str(update))
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["documents"] == 3 and report["deleted"] == 3  # 3, 4 and 9
+    with open_index(data / "index") as index:
+        assert sorted(a.pmid for a in index.articles()) == ["1", "2", "5"]
+        revised = index.document("2")
+        assert revised is not None and revised.title == "Title 2 revised"
+        assert [h.article.pmid for h in index.search("heparin", 5)] == ["2"]
+    # a second run skips both committed files; a new file is added
+    extra = pubmed_file(tmp_path / "pubmed25n0003.xml.gz", [("6", "Six", "Dabigatran.")], [])
+    status, out, err = run(capsys, data, *argv, str(baseline), str(update), str(extra))
+    assert status == 0, err
+    again = json.loads(out)
+    assert (again["added"], again["replaced"], again["documents"]) == (1, 0, 4)
+
+
+def test_build_with_two_processes_indexes_the_same_documents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = pubmed_file(
+        tmp_path / "p.xml.gz",
+        [(str(n), f"Title {n}", f"Aspirin trial {n} in cohort {n % 7}.") for n in range(1, 301)],
+        [],
+    )
+    data = tmp_path / "data"
+    status, out, err = run(capsys, data, "index", "build", "--procs", "2", "--json", str(source))
+    assert status == 0, err
+    assert json.loads(out)["documents"] == 300
+    with open_index(data / "index") as index:
+        assert len(index.search("cohort", 300)) == 300
+        assert [h.article.pmid for h in index.search('"trial 17 in"', 5)] == ["17"]
