@@ -166,6 +166,12 @@ def systems(
         "bm25s": lambda: RagSystem(plain, ExtractiveGenerator(), settings),
         "qabench": lambda: RagSystem(whoosh, ExtractiveGenerator(), settings, hybrid=hybrid),
         "-fusion": lambda: RagSystem(whoosh, ExtractiveGenerator(), settings),
+        "+doc-prior": lambda: RagSystem(
+            whoosh,
+            ExtractiveGenerator(),
+            RagSettings(snippet_document_weight=0.5),
+            hybrid=hybrid,
+        ),
         "+snippet-dense": lambda: RagSystem(
             whoosh, ExtractiveGenerator(), settings, hybrid=hybrid, dense=encoder
         ),

@@ -65,7 +65,12 @@ def default_stages(
 
     def extractive(question: str, docs: Sequence[RankedDocument], tok: Tokenize) -> StageOutput:
         found = extract_snippets(
-            question, docs, tokenize=tok, limit=settings.snippets * 2, dense=dense
+            question,
+            docs,
+            tokenize=tok,
+            limit=settings.snippets * 2,
+            dense=dense,
+            document_weight=settings.snippet_document_weight,
         )
         return StageOutput(found)
 

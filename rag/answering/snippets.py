@@ -81,6 +81,7 @@ def extract_snippets(
     dense: SimilarityScorer | None = None,
     dense_weight: float = 0.5,
     pool: int = 100,
+    document_weight: float = 0.0,
 ) -> tuple[Snippet, ...]:
     """Return the best ``limit`` sentences of ``documents`` as snippets, best first.
 
@@ -92,6 +93,8 @@ def extract_snippets(
         dense: an optional semantic scorer (the packaged MiniLM model).
         dense_weight: the share of the dense score in the combined score.
         pool: how many lexically best sentences the dense scorer re-scores.
+        document_weight: the share of the sentence's document score (divided by the best
+            document's) in the lexical score, so sentences of better documents come first.
 
     Returns:
         The snippets, best first.
@@ -103,6 +106,14 @@ def extract_snippets(
         for begin, end in sentence_spans(section)
     ]
     lexical = _normalised(bm25_scores(tokenize(question), [tokenize(c.text) for c in candidates]))
+    if document_weight > 0 and candidates:
+        best = max(d.score for d in documents) or 1.0
+        lexical = [
+            (1 - document_weight) * value + document_weight * c.document.score / best
+            if value > 0
+            else 0.0
+            for value, c in zip(lexical, candidates, strict=True)
+        ]
     order = sorted(range(len(candidates)), key=lambda i: (-lexical[i], _tiebreak(candidates[i])))
     chosen: list[tuple[int, float, float | None]]
     if dense is None:

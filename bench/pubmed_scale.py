@@ -1,0 +1,174 @@
+"""PubMed-scale benchmark: build a large index from generated PubMed XML files, then time queries.
+
+Generates ``--documents`` synthetic abstracts (default 1,000,000) as gzipped PubMed XML files of
+30,000 citations each, like the annual baseline: titles and sentences of the shared PubMedQA and
+CDR abstracts recombined at random, with fresh PMIDs; the last file is an update file that
+revises 1,000 citations and withdraws 1,000 (``DeleteCitation``). Then it runs
+``qabench index build --resume --procs P`` over them (reporting documents per second), and asks
+the BioASQ 2013 questions: retrieval p50/p95 (BM25 top 50) and end-to-end extractive answer
+p50/p95 (the default pipeline; dense fusion is off because the generated corpus is not embedded).
+
+Run:  .venv/bin/python bench/pubmed_scale.py [--documents 1000000] [--procs 2] [--work DIR]
+          [--questions 100] [--json]
+"""
+
+# ruff: noqa: E402 (the path fix below must run before the imports)
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import argparse
+import contextlib
+import gzip
+import json
+import random
+import time
+from collections.abc import Iterator
+from typing import Any
+from xml.sax.saxutils import escape
+
+import numpy as np
+
+from rag.answering.sentences import sentence_spans
+from rag.corpus.reader import read_corpus
+from rag.models.generators import ExtractiveGenerator
+from rag.pipeline import RagSystem
+from rag.retrieval.index import open_index
+from rag.retrieval.retrievers import Retriever, WhooshRetriever, question_query
+from rag.run import RagSettings
+from server.cli import main as qabench
+
+TRAINING = (
+    "bioasq/balikasg_BioASQParticipantsArea/TrainingData2014/BioASQ_2013_TaskB.zip.d/"
+    "BioASQ_2013_TaskB/BioASQ-trainingDataset2b.json"
+)
+SHARED = (
+    "pubmed/pubmedqa_pubmedqa/data/ori_pqal.json",
+    "pubmed/cryptoradon_biomedRelExt/CDR_Data/CDR.Corpus.v010516/CDR_TestSet.PubTator.titles_abstracts.tsv",
+    "pubmed/cryptoradon_biomedRelExt/CDR_Data/CDR.Corpus.v010516/CDR_TrainingSet.PubTator.titles_abstracts.tsv",
+)
+PER_FILE = 30_000
+HEADER = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD '
+    'PubMedArticle, 1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/'
+    'pubmed_250101.dtd">\n<PubmedArticleSet>\n'
+)
+
+
+def citation(pmid: int, title: str, abstract: str) -> str:
+    return (
+        f"<PubmedArticle><MedlineCitation><PMID>{pmid}</PMID><Article><ArticleTitle>"
+        f"{escape(title)}</ArticleTitle><Abstract><AbstractText>{escape(abstract)}"
+        "</AbstractText></Abstract></Article></MedlineCitation></PubmedArticle>\n"
+    )
+
+
+def generate(data: Path, work: Path, documents: int) -> list[Path]:
+    """Write the generated baseline and update files once; return them in order."""
+    files = sorted(work.glob("pubmed*.xml.gz"))
+    if files:
+        return files
+    work.mkdir(parents=True, exist_ok=True)
+    titles, sentences = [], []
+    for name in SHARED:
+        for article in read_corpus(data / name):
+            titles.append(article.title or "Untitled")
+            sentences.extend(article.abstract[b:e] for b, e in sentence_spans(article.abstract))
+    rng = random.Random(1_000_000)
+    for number, start in enumerate(range(0, documents, PER_FILE), start=1):
+        path = work / f"pubmed25n{number:04d}.xml.gz"
+        with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as handle:
+            handle.write(HEADER)
+            for pmid in range(50_000_000 + start, 50_000_000 + min(documents, start + PER_FILE)):
+                abstract = " ".join(rng.sample(sentences, rng.randint(5, 10)))
+                handle.write(citation(pmid, rng.choice(titles), abstract))
+            handle.write("</PubmedArticleSet>\n")
+    update = work / f"pubmed25n{number + 1:04d}.xml.gz"
+    with gzip.open(update, "wt", encoding="utf-8") as handle:
+        handle.write(HEADER)
+        for pmid in range(50_000_000, 50_001_000):
+            handle.write(citation(pmid, "Revised " + rng.choice(titles), rng.choice(sentences)))
+        handle.write("<DeleteCitation>")
+        handle.write("".join(f"<PMID>{p}</PMID>" for p in range(50_001_000, 50_002_000)))
+        handle.write("</DeleteCitation>\n</PubmedArticleSet>\n")
+    return sorted(work.glob("pubmed*.xml.gz"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
+    parser.add_argument("--documents", type=int, default=1_000_000)
+    parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--work", type=Path, default=Path("bench-out/pubmed-scale"))
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    work = args.work / f"n{args.documents}"
+    started = time.perf_counter()
+    files = generate(args.data, work / "xml", args.documents)
+    print(f"generated {len(files)} files in {time.perf_counter() - started:.0f} s", flush=True)
+    data_dir = work / "data"
+    started = time.perf_counter()
+    status = qabench(
+        [
+            "--data-dir",
+            str(data_dir),
+            "index",
+            "build",
+            "--resume",
+            "--procs",
+            str(args.procs),
+            *map(str, files),
+        ]
+    )
+    build_seconds = time.perf_counter() - started
+    assert status == 0
+    with open_index(data_dir / "index") as index:
+        count = index.info().documents
+    print(
+        f"index build: {count} documents in {build_seconds:.0f} s ({count / build_seconds:.0f} docs/s)",
+        flush=True,
+    )
+
+    questions = json.loads((args.data / TRAINING).read_text("utf-8"))["questions"][: args.questions]
+    retrieval, answer = [], []
+    with open_index(data_dir / "index") as index:
+        retriever = WhooshRetriever(index)
+        for q in questions:
+            t = time.perf_counter()
+            retriever.search(question_query(q["body"]), 50, question=q["body"])
+            retrieval.append((time.perf_counter() - t) * 1000)
+
+    @contextlib.contextmanager
+    def opener() -> Iterator[Retriever]:
+        with open_index(data_dir / "index") as index:
+            yield WhooshRetriever(index)
+
+    system = RagSystem(opener, ExtractiveGenerator(), RagSettings())
+    for q in questions:
+        t = time.perf_counter()
+        system.ask(q["body"], kind=q["type"])
+        answer.append((time.perf_counter() - t) * 1000)
+    report: dict[str, Any] = {
+        "documents": count,
+        "build_seconds": build_seconds,
+        "build_docs_per_s": count / build_seconds,
+        "retrieval_ms": {
+            "p50": float(np.percentile(retrieval, 50)),
+            "p95": float(np.percentile(retrieval, 95)),
+        },
+        "answer_ms": {
+            "p50": float(np.percentile(answer, 50)),
+            "p95": float(np.percentile(answer, 95)),
+        },
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
