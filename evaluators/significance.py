@@ -111,10 +111,13 @@ def approximate_randomisation(
     deltas = [x - y for x, y in zip(a, b, strict=True)]
     observed = abs(math.fsum(deltas))
     rng = random.Random(seed)  # noqa: S311 -- statistics, not secrets; seeded for repeatability
+    # questions both runs scored alike add nothing to any relabelled sum: skip them (the draws
+    # stay the same, so the p-value does too)
+    differing = [(i, d) for i, d in enumerate(deltas) if d != 0.0]
     at_least = 0
     for _ in range(iterations):
         bits = rng.getrandbits(n)
-        total = math.fsum(-d if (bits >> i) & 1 else d for i, d in enumerate(deltas))
+        total = math.fsum(-d if (bits >> i) & 1 else d for i, d in differing)
         # a tolerance keeps ties (identical sums reached in another order) counted as ties
         if abs(total) >= observed - 1e-12:
             at_least += 1
@@ -150,3 +153,150 @@ def compare_runs(
     return approximate_randomisation(
         [scores[0][i] for i in ids], [scores[1][i] for i in ids], iterations=iterations, seed=seed
     )
+
+
+def chi2_survival(x: float, df: int) -> float:
+    """Return P(X >= x) for a chi-square variable with ``df`` (integer) degrees of freedom.
+
+    Closed forms: for even ``df`` a finite Poisson sum, for odd ``df`` the normal tail plus a
+    finite sum (both exact up to rounding).
+
+    >>> round(chi2_survival(3.841458820694124, 1), 6), round(chi2_survival(5.991464547107979, 2), 6)
+    (0.05, 0.05)
+
+    Raises:
+        ValueError: if ``df`` is below 1.
+    """
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, got {df}")
+    if x <= 0:
+        return 1.0
+    half = x / 2
+    if df % 2 == 0:
+        term, total = 1.0, 1.0
+        for i in range(1, df // 2):
+            term *= half / i
+            total += term
+        return min(1.0, math.exp(-half) * total)
+    root = math.sqrt(x)
+    tail = math.erfc(root / math.sqrt(2))
+    density = math.exp(-half) / math.sqrt(2 * math.pi)
+    term, total = root, 0.0
+    for i in range(1, (df - 1) // 2 + 1):
+        if i > 1:
+            term *= x / (2 * i - 1)
+        total += term
+    return min(1.0, tail + 2 * density * total)
+
+
+@dataclass(frozen=True, slots=True)
+class FriedmanTest:
+    """Friedman's test: do ``k`` systems differ on the same questions (ranks within questions)?"""
+
+    statistic: float | None  # None when every question ties every system
+    p_value: float
+    systems: int
+    questions: int
+    mean_ranks: tuple[float, ...]  # rank 1 = best (highest score), ties share their mean rank
+
+
+def _ranks(row: Sequence[float]) -> list[float]:
+    # rank 1 for the highest score; tied scores share the mean of their ranks
+    order = sorted(range(len(row)), key=lambda j: -row[j])
+    ranks = [0.0] * len(row)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and row[order[j + 1]] == row[order[i]]:
+            j += 1
+        for position in range(i, j + 1):
+            ranks[order[position]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def friedman(scores: Sequence[Sequence[float]]) -> FriedmanTest:
+    """Run Friedman's test on per-question scores (one sequence per system, same order).
+
+    The statistic corrects for ties: Q = (k - 1) Σ_j (R_j - n(k + 1)/2)² /
+    (Σ r_ij² - n k (k + 1)² / 4), with R_j the rank sum of system j over the n questions; its
+    p-value is the chi-square tail with k - 1 degrees of freedom (Demšar 2006). When every
+    question ties every system the statistic is undefined and p = 1.
+
+    Raises:
+        EvaluationError: with fewer than two systems, no questions, or ragged sequences.
+
+    >>> friedman([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).mean_ranks
+    (1.3333333333333333, 1.6666666666666667)
+    """
+    k = len(scores)
+    n = len(scores[0]) if scores else 0
+    if k < 2 or n == 0 or any(len(s) != n for s in scores):
+        raise EvaluationError(
+            "Friedman's test needs at least two systems scored on the same, non-empty list of "
+            "questions"
+        )
+    sums = [0.0] * k
+    squares = 0.0
+    for i in range(n):
+        ranks = _ranks([s[i] for s in scores])
+        for j, r in enumerate(ranks):
+            sums[j] += r
+            squares += r * r
+    expected = n * (k + 1) / 2
+    denominator = squares - n * k * (k + 1) ** 2 / 4
+    means = tuple(s / n for s in sums)
+    if denominator <= 1e-12:
+        return FriedmanTest(None, 1.0, k, n, means)
+    statistic = (k - 1) * math.fsum((s - expected) ** 2 for s in sums) / denominator
+    return FriedmanTest(statistic, chi2_survival(statistic, k - 1), k, n, means)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Return Holm-Bonferroni adjusted p-values (same order as given).
+
+    The i-th smallest p is multiplied by (m - i + 1), then made monotone and capped at 1.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = round(running, 15)
+    return adjusted
+
+
+@dataclass(frozen=True, slots=True)
+class PairwiseTest:
+    """One pair of systems: the paired randomisation test and its Holm-adjusted p-value."""
+
+    first: int
+    second: int
+    test: RandomisationTest
+    adjusted_p: float
+
+
+def pairwise(
+    scores: Sequence[Sequence[float]], *, iterations: int = 2_000, seed: int = 0
+) -> list[PairwiseTest]:
+    """Test every pair of systems with ``approximate_randomisation``, Holm-corrected.
+
+    Pairs come in order (0, 1), (0, 2), …, (1, 2), …; each pair uses its own seed derived from
+    ``seed`` so that adding a system does not change the other pairs' draws.
+
+    Raises:
+        EvaluationError: if the sequences differ in length or are empty.
+    """
+    pairs: list[tuple[int, int, RandomisationTest]] = []
+    for a in range(len(scores)):
+        for b in range(a + 1, len(scores)):
+            test = approximate_randomisation(
+                scores[a], scores[b], iterations=iterations, seed=seed + 1000 * a + b
+            )
+            pairs.append((a, b, test))
+    adjusted = holm([t.p_value for _, _, t in pairs])
+    return [PairwiseTest(a, b, t, p) for (a, b, t), p in zip(pairs, adjusted, strict=True)]

@@ -171,8 +171,9 @@ def breakdowns(
     """Regroup one experiment type's per-question scores by question properties.
 
     Groups: the gold answer type, the aggregation and hybrid flags ("unknown" when the dataset
-    does not say), and every language the question has a text in (a question counts in each of
-    its languages). Each group gets micro/macro P/R/F1 and Macro F1 QALD over its questions.
+    does not say), and the language the questions were asked in (``result.language``; a score
+    is never shown under a language that was not asked). Each group gets micro/macro P/R/F1
+    and Macro F1 QALD over its questions.
 
     Returns:
         The groups in the order dimension, then group name; nothing if the type was not scored.
@@ -190,8 +191,8 @@ def breakdowns(
         groups[("answer_type", answer_type)].append(score)
         groups[("aggregation", _flag(q.aggregation))].append(score)
         groups[("hybrid", _flag(q.hybrid))].append(score)
-        for lang in dict.fromkeys(q.languages):
-            groups[("language", lang)].append(score)
+        if q.text(result.language) is not None:
+            groups[("language", result.language)].append(score)
     return tuple(
         Breakdown(
             dim, group, len(scores), (*aggregate(scores), MeasureValue("questions", len(scores)))

@@ -23,9 +23,14 @@ from evaluators.experiments.runner import (
     SystemRequest,
     recover_interrupted,
 )
+from evaluators.reports.experiment import experiment_report, report_json, report_tables
+from evaluators.reports.render import to_csv_many, to_latex, to_markdown
+from evaluators.results import MEASURES
 from evaluators.systems.protocol import SystemKind
 from server.cli.context import CliError, Context
 from server.runner import build_runner
+
+REPORT_FORMATS = ("latex", "csv", "markdown")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -98,9 +103,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(func=run_resume)
 
-    show = act.add_parser("show", help="show an experiment's tasks and results")
+    show = act.add_parser(
+        "show",
+        help="show an experiment's tasks and results, or its report tables",
+        description="Without options: one line per task. --json: the summary with its reports "
+        "(per-language summary, systems x datasets matrices, significance). --format: the "
+        "report tables as CSV, Markdown or LaTeX (booktabs) for papers.",
+    )
     show.add_argument("id")
     show.add_argument("--json", action="store_true")
+    show.add_argument(
+        "--format",
+        choices=REPORT_FORMATS,
+        help="print the report tables in this format (LaTeX needs \\usepackage{booktabs})",
+    )
+    show.add_argument(
+        "--measure",
+        help="fill the summaries with this measure id instead of each profile's headline",
+    )
     show.set_defaults(func=run_show)
 
     lst = act.add_parser("list", help="list experiments")
@@ -303,8 +323,26 @@ def run_resume(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def run_show(ctx: Context, args: argparse.Namespace) -> int:
-    """Show one experiment."""
-    _report(ctx, _runner(ctx).summary(args.id), args.json)
+    """Show one experiment: its tasks, its JSON document with reports, or report tables."""
+    summary = _runner(ctx).summary(args.id)
+    if not args.json and not args.format:
+        _report(ctx, summary, False)
+        return 0
+    if args.measure is not None and args.measure not in MEASURES:
+        raise CliError(
+            f"--measure {args.measure!r}: unknown measure; known: {', '.join(sorted(MEASURES))}"
+        )
+    report = experiment_report(ctx.store, ctx.config.base_iri, args.id, measure=args.measure)
+    if args.json:
+        ctx.emit_json({**summary_json(summary), "reports": report_json(report)})
+        return 0
+    tables = report_tables(report)
+    if args.format == "csv":
+        sys.stdout.write(to_csv_many(tables))
+    elif args.format == "markdown":
+        sys.stdout.write(to_markdown(tables))
+    else:
+        sys.stdout.write(to_latex(tables))
     return 0
 
 

@@ -9,7 +9,15 @@ from pyoxigraph import NamedNode
 
 from evaluators.errors import EvaluationError
 from evaluators.qa.scoring import evaluate, gold_as_answers
-from evaluators.significance import approximate_randomisation, bootstrap_interval, compare_runs
+from evaluators.significance import (
+    approximate_randomisation,
+    bootstrap_interval,
+    chi2_survival,
+    compare_runs,
+    friedman,
+    holm,
+    pairwise,
+)
 from tests.plugins.scoring import answered, dataset, question
 
 DBR = "http://dbpedia.org/resource/"
@@ -72,3 +80,52 @@ def test_compare_runs_pairs_questions_by_id() -> None:
         compare_runs(perfect, other)
     with pytest.raises(EvaluationError, match="RE2KB"):
         compare_runs(perfect, perfect, experiment_type="RE2KB")  # no queries: not scored
+
+
+# Values computed with SciPy 1.17 (scipy.stats.chi2.sf and friedmanchisquare, which corrects for
+# ties the same way) and kept here, so the suite does not depend on SciPy.
+CHI2_TABLE = [
+    (3.841458820694124, 1, 0.05),
+    (5.991464547107979, 2, 0.05),
+    (7.814727903251178, 3, 0.05),
+    (11.070497693516351, 5, 0.05),
+    (1.0, 7, 0.9948285365165155),
+    (40.0, 4, 4.328422607120966e-08),
+]
+
+
+@pytest.mark.parametrize(("x", "df", "expected"), CHI2_TABLE)
+def test_chi_square_tail_matches_the_tables(x: float, df: int, expected: float) -> None:
+    assert chi2_survival(x, df) == pytest.approx(expected, rel=1e-6)
+
+
+def test_friedman_matches_scipy_with_ties() -> None:
+    a = [1.0, 0.5, 0.0, 1.0, 0.25, 0.0, 1.0, 0.8]
+    b = [1.0, 0.0, 0.0, 0.5, 0.25, 1.0, 0.0, 0.6]
+    c = [0.0, 0.5, 0.0, 0.0, 0.75, 0.0, 1.0, 0.9]
+    test = friedman([a, b, c])
+    assert test.statistic == pytest.approx(1.1304347826086956, abs=1e-12)
+    assert test.p_value == pytest.approx(0.5682366036329846, abs=1e-12)
+    assert test.mean_ranks == (1.8125, 2.25, 1.9375)
+    # every question tied: undefined statistic, nothing to reject
+    tied = friedman([[1.0, 0.0], [1.0, 0.0]])
+    assert tied.statistic is None and tied.p_value == 1.0
+    with pytest.raises(EvaluationError):
+        friedman([[1.0]])
+
+
+def test_holm_adjusts_and_keeps_order_monotone() -> None:
+    assert holm([0.01, 0.04, 0.03]) == [0.03, 0.06, 0.06]
+    assert holm([0.5, 0.9]) == [1.0, 1.0]
+    assert holm([]) == []
+
+
+def test_pairwise_tests_every_pair_and_is_repeatable() -> None:
+    strong = [1.0] * 30
+    weak = [0.0] * 30
+    mid = [1.0, 0.0] * 15
+    first = pairwise([strong, weak, mid], iterations=500, seed=3)
+    assert [(p.first, p.second) for p in first] == [(0, 1), (0, 2), (1, 2)]
+    assert first[0].test.p_value < 0.01 and first[0].adjusted_p <= 1.0
+    assert all(p.adjusted_p >= p.test.p_value for p in first)
+    assert pairwise([strong, weak, mid], iterations=500, seed=3) == first

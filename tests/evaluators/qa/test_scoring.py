@@ -212,8 +212,9 @@ def test_breakdowns_regroup_per_question_scores(gold_dataset: Dataset) -> None:
     assert groups[("aggregation", "true")].questions == 1
     assert groups[("aggregation", "unknown")].questions == 5
     assert groups[("hybrid", "true")].questions == 1
-    assert groups[("language", "fr")].questions == 1
+    # only the language that was asked: a French text does not make an English score French
     assert groups[("language", "en")].questions == 7
+    assert [k for k in groups if k[0] == "language"] == [("language", "en")]
     assert breakdowns(result, gold_dataset, experiment_type="nothing") == ()
 
 

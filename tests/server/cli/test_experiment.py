@@ -186,3 +186,50 @@ def test_answers_file_that_does_not_fit_is_reported_before_anything_runs(
     assert "'999'" in err and "duplicated" in err
     status, out, _ = _run(capsys, cli_config, "list", "--json")
     assert json.loads(out) == []
+
+
+def test_show_reports_as_json_csv_markdown_and_latex(
+    capsys, tmp_path: Path, shared_data: Path
+) -> None:
+    from tests import EXAMPLES
+
+    data = ["--data-dir", str(tmp_path / "data")]
+    assert main([*data, "datasets", "load", str(EXAMPLES / "example-questions.json")]) == 0
+    capsys.readouterr()
+    answers = EXAMPLES / "example-answers.json"
+    status = main(
+        [
+            *data, "experiment", "run", "--dataset", "qabench-example",
+            "--answers", f"mine={answers}", "--answers", f"again={answers}", "--builtin", "gold",
+            "--language", "en", "--language", "de", "--profile", "qald-classic",
+        ]
+    )  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert status == 0
+    eid = out.splitlines()[0]
+    assert main([*data, "experiment", "show", eid, "--json"]) == 0
+    reports = json.loads(capsys.readouterr()[0])["reports"]
+    assert reports["headline"] == {"qald-classic": ["processed_f1", "global_f1"]}
+    assert reports["sanity_systems"] == ["gold"]
+    (by_language,) = reports["by_language"]
+    # only the languages asked (the dataset also has es and fr texts)
+    assert by_language["columns"] == ["en", "de"] and by_language["measure"] == "processed_f1"
+    rows = {r["system"]: r for r in by_language["rows"]}
+    assert rows["gold"]["sanity_check"] and rows["gold"]["values"]["de"]["value"] == 1.0
+    assert len(reports["significance"]) == 2  # en and de; gold left out
+    group = reports["significance"][0]
+    assert group["systems"] == ["mine", "again"] and group["friedman"]["p_value"] == 1.0
+    assert group["pairwise"][0]["holm_p_value"] == 1.0
+
+    assert main([*data, "experiment", "show", eid, "--format", "latex"]) == 0
+    latex = capsys.readouterr()[0]
+    assert latex.count(r"\toprule") >= 4 and r"gold (sanity check)" in latex
+    assert main([*data, "experiment", "show", eid, "--format", "markdown"]) == 0
+    markdown = capsys.readouterr()[0]
+    assert "### QA by language (qald-classic profile)" in markdown
+    assert "| System | Dataset | en | de |" in markdown
+    assert main([*data, "experiment", "show", eid, "--format", "csv"]) == 0
+    text = capsys.readouterr()[0]
+    assert text.startswith("# Results\r\nTask,System,Dataset,Language,Profile,Type,")
+    status = main([*data, "experiment", "show", eid, "--format", "csv", "--measure", "f2"])
+    assert status == 2 and "unknown measure" in capsys.readouterr()[1]
