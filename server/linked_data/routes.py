@@ -13,7 +13,7 @@ entity tags from the store generation and answer conditional GETs (``server.web.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
@@ -29,6 +29,7 @@ from server.web.negotiation import (
     HTML,
     JSONLD,
     Choice,
+    Representation,
     decorate,
     negotiate,
     split_extension,
@@ -41,6 +42,10 @@ bp = Blueprint("resources", __name__)
 # The HTML form of a resource. It reads what it shows itself (from graphs ``vis`` may see) and
 # raises ``Problem(404)`` when there is nothing the reader may see.
 HtmlPage = Callable[[Services, NamedNode, Visibility], str]
+# A further form of a resource (CSV of an experiment's results, say): its representation and
+# the function that renders it (raising ``Problem(404)`` like an ``HtmlPage``). Such forms are
+# chosen by ``Accept`` or ``?format=``; they have no document URL of their own.
+ExtraForm = tuple[Representation, Callable[[Services, NamedNode, Visibility], bytes]]
 # A graph's HTML page lists this many subjects; its RDF forms carry everything.
 GRAPH_HTML_SUBJECTS = 200
 
@@ -70,7 +75,11 @@ def alternate_links() -> list[tuple[str, str, str]]:
 
 
 def render_resource(
-    iri: NamedNode, stem: str, extension: str | None, html: HtmlPage = generic_page
+    iri: NamedNode,
+    stem: str,
+    extension: str | None,
+    html: HtmlPage = generic_page,
+    extra: Sequence[ExtraForm] = (),
 ) -> Response:
     """Answer a request for ``iri`` (whose URL path is ``stem``) in the negotiated form.
 
@@ -79,7 +88,8 @@ def render_resource(
             is acceptable.
     """
     svc = services()
-    choice = negotiate(DOCUMENT_FORMATS, extension)
+    renderers = dict(extra)
+    choice = negotiate((*DOCUMENT_FORMATS, *renderers), extension)
     rep = choice.rep
     vis = svc.visibility(request_tokens())
     etag = document_etag(svc, stem, choice, vis)
@@ -88,6 +98,8 @@ def render_resource(
         response = Response(status=304)
     elif rep == HTML:
         response = Response(html(svc, iri, vis), mimetype="text/html")
+    elif rep in renderers:
+        response = Response(renderers[rep](svc, iri, vis), mimetype=rep.media_type)
     else:
         quads = document(svc, iri, vis)
         if not quads:
@@ -119,8 +131,11 @@ def document_etag(svc: Services, stem: str, choice: Choice, vis: Visibility) -> 
     return svc.etag(stem, choice.rep.key, shape, vis.key, query)
 
 
-def serve_resource(kind: str, rest: str, html: HtmlPage = generic_page) -> Response:
-    """Answer ``/<kind>/<rest>``: the resource the URL names, its HTML form rendered by ``html``.
+def serve_resource(
+    kind: str, rest: str, html: HtmlPage = generic_page, extra: Sequence[ExtraForm] = ()
+) -> Response:
+    """Answer ``/<kind>/<rest>``: the resource the URL names, its HTML form rendered by ``html``
+    and any ``extra`` forms (chosen by ``Accept`` or ``?format=``).
 
     Raises:
         Problem: 404 when the URL names no resource the reader may see; 406 as
@@ -137,7 +152,7 @@ def serve_resource(kind: str, rest: str, html: HtmlPage = generic_page) -> Respo
     if not parts:
         raise Problem(404, f"Name a resource after /{kind}/.")
     iri = iris.page_iri(svc.base, kind, *parts)
-    return render_resource(iri, "/" + "/".join([kind, *parts]), extension, html)
+    return render_resource(iri, "/" + "/".join([kind, *parts]), extension, html, extra)
 
 
 @bp.route("/kb/<path:rest>")

@@ -20,6 +20,10 @@ from pyoxigraph import NamedNode
 from evaluators.experiments.model import TaskStatus
 from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experiment
 from evaluators.experiments.results import experiment_table_query
+from evaluators.reports.experiment import ExperimentReport, experiment_report
+from evaluators.reports.headline import headline
+from evaluators.reports.render import to_csv
+from evaluators.reports.tables import results_table, significance_tables, summary_table
 from server.linked_data.documents import experiment_graph_of
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import describe
@@ -27,12 +31,17 @@ from server.pages.tables import (
     Footnotes,
     bioasq_columns,
     bioasq_rows,
+    classic_columns,
+    classic_rows,
+    column,
     main_columns,
     qald_rows,
+    report_table,
 )
 from server.services import Services, Visibility
 from server.sparql.page import query_link
 from server.web import auth
+from server.web.negotiation import CSV
 from server.web.problems import Problem
 
 bp = Blueprint("experiment", __name__)
@@ -116,10 +125,38 @@ def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     )
 
 
+def cached_report(svc: Services, experiment_id: str) -> ExperimentReport:
+    """Return an experiment's reports (summaries, matrices, significance), once per generation.
+
+    Callers check first that the reader may see the experiment: the cache is shared.
+    """
+    return svc.cache.get_or_make(
+        svc.generation,
+        f"experiment-report {experiment_id}",
+        lambda: experiment_report(
+            svc.store, svc.base, experiment_id, read=cached_experiment(svc, experiment_id)
+        ),
+    )
+
+
+def experiment_csv(svc: Services, iri: NamedNode, vis: Visibility) -> bytes:
+    """Return an experiment's results table as CSV (one row per task and experiment type).
+
+    Raises:
+        Problem: 404 when ``iri`` is not an experiment the reader may see.
+    """
+    graph = experiment_graph_of(svc, iri)
+    if graph is None or not vis.can_see(graph):
+        raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
+    report = cached_report(svc, iri.value.rsplit("/", 1)[-1])
+    return to_csv(results_table(report.read.tasks, report.sanity)).encode("utf-8")
+
+
 def _render(
     svc: Services, iri: NamedNode, graph: NamedNode, experiment_id: str, vis: Visibility
 ) -> str:
     read = cached_experiment(svc, experiment_id)
+    report = cached_report(svc, experiment_id)
     notes = Footnotes()
     state = progress(read.tasks)
     bio_columns = bioasq_columns(read.tasks)
@@ -132,6 +169,18 @@ def _render(
         refresh=REFRESH_SECONDS if state.running else None,
         columns=main_columns(),
         rows=qald_rows(read.tasks, notes),
+        classic_columns=classic_columns(),
+        classic_rows=classic_rows(read.tasks, notes),
+        headlines=[
+            (p, column(headline(p)[0]).label)
+            for p in dict.fromkeys(t.plan.profile for t in read.tasks)
+        ],
+        languages=[report_table(summary_table(s), notes) for s in report.languages],
+        matrices=[report_table(summary_table(s), notes) for s in report.matrices],
+        significance=[
+            report_table(t, notes) for g in report.significance for t in significance_tables(g)
+        ],
+        sanity=sorted(report.sanity),
         bio_columns=bio_columns,
         bio_rows=bioasq_rows(read.tasks, bio_columns, notes),
         footnotes=notes.listing(),
@@ -148,5 +197,5 @@ def _render(
 
 @bp.route("/experiment/<path:rest>")
 def experiment(rest: str) -> Response:
-    """An experiment: this page, or its whole graph in an RDF form."""
-    return serve_resource("experiment", rest, experiment_page)
+    """An experiment: this page, its whole graph in an RDF form, or its results as CSV."""
+    return serve_resource("experiment", rest, experiment_page, [(CSV, experiment_csv)])

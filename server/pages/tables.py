@@ -10,9 +10,12 @@ BioASQ types go into a second table whose columns are the measures those types r
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evaluators.experiments.read import TaskSummary
+from evaluators.reports.headline import headline
+from evaluators.reports.render import Table
+from evaluators.reports.tables import CLASSIC_MEASURES
 from evaluators.results import BIOASQ_TYPES, MEASURES, QA_TYPES, ExperimentTypeResult, MeasureValue
 
 # The GERBIL columns of the main table, in GERBIL's order.
@@ -34,6 +37,13 @@ SHORT = {
     "macro_precision": "Macro P",
     "macro_recall": "Macro R",
     "macro_f1_qald": "Macro F1 QALD",
+    "processed": "Processed",
+    "processed_macro_precision": "P (processed)",
+    "processed_macro_recall": "R (processed)",
+    "processed_f1": "F1 (processed)",
+    "global_macro_precision": "P (all)",
+    "global_macro_recall": "R (all)",
+    "global_f1": "F-1 Global",
     "mean_precision": "Mean P",
     "mean_recall": "Mean R",
     "mean_f1": "Mean F1",
@@ -52,12 +62,14 @@ _NOT_COLUMNS = frozenset({"errors", "avg_millis", "macro_f1_ci_low", "macro_f1_c
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """One table cell: its text, a tooltip, and the number of its footnote (if undefined)."""
+    """One table cell: its text, a tooltip, the number of its footnote (if undefined), and
+    whether it holds the headline measure of its task's profile."""
 
     text: str
     title: str = ""
     note: int | None = None
     undefined: bool = False
+    headline: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,13 +177,67 @@ def qald_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRows]:
             continue
         by_type = {r.experiment_type: r for r in task.results}
         rows = tuple(
-            TypeRow(kind, tuple(cell(_find(by_type[kind], m), notes) for m in MAIN_MEASURES))
+            TypeRow(kind, _cells(by_type[kind], MAIN_MEASURES, task.plan.profile, notes))
             for kind in kinds
         ) or (TypeRow("QA", tuple(Cell(DASH, "no results") for _ in MAIN_MEASURES)),)
         qa = by_type.get("QA")
         errors = Cell(str(task.errors)) if task.errors is not None else Cell(DASH)
         out.append(TaskRows(task, rows, errors, cell(_find(qa, "avg_millis"), notes)))
     return out
+
+
+def _cells(
+    result: ExperimentTypeResult, measures: Sequence[str], profile: str, notes: Footnotes
+) -> tuple[Cell, ...]:
+    first = headline(profile, result.experiment_type)[0]
+    return tuple(
+        replace(c, headline=True) if m == first and not c.undefined else c
+        for m, c in ((m, cell(_find(result, m), notes)) for m in measures)
+    )
+
+
+def classic_columns() -> list[Column]:
+    """Return the columns of the classic QALD script's table (processed and global values)."""
+    return [column(m) for m in CLASSIC_MEASURES]
+
+
+def classic_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRows]:
+    """Return the classic script's values of every task that reports them (``qald-classic``).
+
+    These are the numbers QALD-1 to QALD-6 papers quote: processed macro P, R and F1 (F1 of
+    the means) and "F-1 Global" over all questions.
+    """
+    out = []
+    for task in tasks:
+        qa = next((r for r in task.results if r.experiment_type == "QA"), None)
+        if qa is None or _find(qa, "processed") is None:
+            continue
+        row = TypeRow("QA", _cells(qa, CLASSIC_MEASURES, task.plan.profile, notes))
+        errors = Cell(str(task.errors)) if task.errors is not None else Cell(DASH)
+        out.append(TaskRows(task, (row,), errors, cell(_find(qa, "avg_millis"), notes)))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ReportTable:
+    """A report table as displayed: title, headings, rows of cells, notes."""
+
+    title: str
+    headings: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    notes: tuple[str, ...]
+
+
+def report_table(table: Table, notes: Footnotes) -> ReportTable:
+    """Return a report table (``evaluators.reports``) with its values formatted as cells."""
+    rows = tuple(
+        tuple(
+            Cell(c) if isinstance(c, str) else cell(c, notes) if c is not None else Cell(DASH)
+            for c in row
+        )
+        for row in table.rows
+    )
+    return ReportTable(table.title, table.headings, rows, table.notes)
 
 
 def bioasq_columns(tasks: Sequence[TaskSummary]) -> list[Column]:

@@ -352,3 +352,76 @@ def test_bioasq_tasks_get_a_table_of_their_own_measures(
     map_value = documents.value("map")
     assert map_value is not None
     assert rows[0][6 + header[6:].index("MAP")] == format_value("map", map_value)
+
+
+# ---------------------------------------------------------------- reports on the experiment page
+
+
+def test_experiment_page_reports_classic_measures_languages_and_significance(
+    forms_app: Any,
+) -> None:
+    import csv
+    import io
+
+    from evaluators.experiments.runner import ExperimentRequest, SystemRequest
+    from evaluators.systems.protocol import SystemKind
+    from server.services import RUNNER_KEY
+    from tests import EXAMPLES
+
+    runner = forms_app.extensions[RUNNER_KEY]
+    answers = EXAMPLES / "example-answers.json"
+    submission = runner.submit(
+        ExperimentRequest(
+            systems=(
+                SystemRequest("mine", SystemKind.ANSWER_FILE, answers_path=answers),
+                SystemRequest("again", SystemKind.ANSWER_FILE, answers_path=answers),
+                SystemRequest("gold", SystemKind.BUILT_IN, builtin="gold"),
+            ),
+            datasets=(EXAMPLE_DATASET,),
+            languages=("en", "de"),
+            profiles=("qald-classic", "strict"),
+            publish=True,
+        )
+    )
+    summary = runner.run(submission.id)
+    client = forms_app.test_client()
+    html = client.get(f"/experiment/{submission.id}", headers=HTML).get_data(as_text=True)
+    # the classic script's values, F-1 Global included
+    (classic,) = html_tables(html, "results")[1:2]
+    assert "F-1 Global" in cell_texts(classic[0]) and "F1 (processed)" in cell_texts(classic[0])
+    mine_classic = next(
+        t for t in summary.tasks if t.plan.system == "mine" and t.plan.profile == "qald-classic"
+    )
+    expected = format_value("global_f1", qa_result(mine_classic).value("global_f1") or 0.0)
+    assert any(expected in cell_texts(row) for row in classic[1:])
+    # the headline is marked, per profile
+    assert 'id="headlines"' in html and "F1 (processed) for the qald-classic profile" in html
+    assert 'class="num headline"' in html
+    # by language: only the languages asked (the dataset also has es and fr texts)
+    language_tables = html_tables(html, "report")
+    heads = [cell_texts(t[0]) for t in language_tables]
+    assert ["System", "Dataset", "en", "de"] in heads
+    assert not any("es" in h or "fr" in h for h in heads)
+    assert "Significance" in html and "Friedman" in html and "Holm" in html
+    assert "gold (sanity check)" in html
+
+    # the results table as CSV, by Accept and by ?format=
+    for response in (
+        client.get(f"/experiment/{submission.id}", headers={"Accept": "text/csv"}),
+        client.get(f"/experiment/{submission.id}?format=csv"),
+    ):
+        assert response.status_code == 200 and response.mimetype == "text/csv"
+        assert "Accept" in response.headers["Vary"]
+        rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+        by_task = {(r["Task"], r["Type"]): r for r in rows}
+        for task in summary.tasks:
+            qa = qa_result(task)
+            row = by_task[(str(task.plan.number), "QA")]
+            assert float(row["Macro F1 QALD"]) == qa.value("macro_f1_qald")
+            if task.plan.profile == "qald-classic":
+                assert float(row["F-1 Global"]) == qa.value("global_f1")
+    # the task page's breakdown never shows a language that was not asked
+    german = next(t for t in summary.tasks if t.plan.language == "de")
+    page = client.get(f"/task/{submission.id}/{german.plan.number}", headers=HTML)
+    text = page.get_data(as_text=True)
+    assert "<td>language</td><td>de</td>" in text and "<td>language</td><td>en</td>" not in text
