@@ -1,20 +1,25 @@
-"""Compare two tasks on the same dataset version question by question (``/compare``).
+"""Compare tasks on the same dataset version question by question (``/compare``).
 
 ``/compare?a=<task>&b=<task>[&type=QA]`` takes task IRIs, site paths (``/task/<id>/<n>``) or
 ``<experiment id>/<n>``. It shows which questions each task got right (per-question F1 = 1),
 both, or neither; the paired approximate-randomisation test of the per-question F1 and the
 percentile-bootstrap 95% intervals of both macro F1 values and of their difference
-(``evaluators.significance``, seeded, so the page is repeatable). Tasks the reader cannot see
-are 404; tasks on different dataset versions, or that scored different questions, are refused
-with 400. Results are cached per store generation.
+(``evaluators.significance``, seeded, so the page is repeatable). Every comparison (two tasks,
+or ``task=`` repeated for up to ``MAX_TASKS``) also ranks the tasks by the first task's profile
+headline measure (``&measure=`` switches), lists sanity systems apart, and tests the ranked
+ones with Friedman's test and Holm-corrected pairwise tests. ``Accept: text/csv`` (or
+``?format=csv``) gives the per-question values as CSV. Tasks the reader cannot see are 404;
+tasks on different dataset versions, or that scored different questions, are refused with
+400. Results are cached per store generation.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from flask import Blueprint, Response, render_template, request
+from flask import Blueprint, Response, jsonify, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
@@ -22,19 +27,33 @@ from evaluators.errors import EvaluationError
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
 from evaluators.model import question_order
-from evaluators.results import EvaluationResult, ExperimentTypeResult, QuestionScore
+from evaluators.reports.comparisons import PAIRWISE_ITERATIONS
+from evaluators.reports.headline import Ranked, is_sanity, rank, ranking_measures
+from evaluators.reports.render import Cell, Table, to_csv
+from evaluators.results import (
+    MEASURES,
+    EvaluationResult,
+    ExperimentTypeResult,
+    MeasureValue,
+    QuestionScore,
+)
 from evaluators.significance import (
+    FriedmanTest,
     Interval,
+    PairwiseTest,
     RandomisationTest,
     bootstrap_interval,
     compare_runs,
+    friedman,
+    pairwise,
 )
 from server.linked_data.terms import href
-from server.pages.experiments import cached_task
+from server.pages.experiments import cached_experiment, cached_task
 from server.pages.task_rows import question_texts
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
 from server.web.auth import request_tokens
+from server.web.negotiation import CSV, HTML, Representation, decorate, negotiate
 from server.web.problems import Problem
 from store import graphs, queries
 from vocab import iris
@@ -48,6 +67,12 @@ DATA_FORMS = (
 )
 ITERATIONS = 10_000
 SEED = 0
+# At most this many tasks in one comparison (k(k-1)/2 pairwise tests).
+MAX_TASKS = 12
+# Reports as plain JSON (not JSON-LD): rankings and significance for scripts.
+JSON_REPORT = Representation("report-json", "application/json", "json", "JSON")
+# The page, the per-question values as CSV, or the ranking and tests as JSON.
+COMPARE_FORMATS = (HTML, CSV, JSON_REPORT)
 _REF = re.compile(r"(?:.*/task/)?([^/?#\s]+)/(\d+)/?")
 
 
@@ -215,20 +240,184 @@ def _side(ref: str, task: TaskSummary, scores: list[float], samples: int) -> Sid
     return Side(ref, task, NamedNode(task.iri), mean, interval)
 
 
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One task of a many-task comparison, with its aggregate ranking values."""
+
+    ref: str
+    task: TaskSummary
+    first: float | None
+    second: float | None
+    sanity: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ManyComparison:
+    """Several tasks on one dataset version: ranked, and tested with Friedman and Holm."""
+
+    experiment_type: str
+    ranking: tuple[str, str]
+    ranked: Ranked[Member]
+    tested: tuple[Member, ...]  # the ranked members, in the order of the tests
+    friedman: FriedmanTest | None
+    pairs: tuple[PairwiseTest, ...]
+    questions: tuple[str, ...]
+    scores: dict[str, tuple[float, ...]]  # per question, one F1 per member of ``order``
+    order: tuple[Member, ...]
+
+
+def _member(
+    svc: Services, vis: Visibility, ref: str, kind: str, ranking: tuple[str, str]
+) -> tuple[Member, dict[str, float]]:
+    task, graph = _task(svc, vis, ref, ref)
+    experiment_id = parse_ref(ref)[0]
+    systems = {s.name: s for s in cached_experiment(svc, experiment_id).systems}
+    described = systems.get(task.plan.system)
+    sanity = described is not None and is_sanity(described.kind, described.builtin)
+    result = next((r for r in task.results if r.experiment_type == kind), None)
+    if result is None:
+        raise Problem(400, f"Task {ref[:80]!r} has no per-question {kind} results to compare.")
+    term = cube.experiment_type_term(svc.base, kind)
+    values = question_values(svc.store, graph, NamedNode(task.iri), term)
+    member = Member(ref, task, result.value(ranking[0]), result.value(ranking[1]), sanity)
+    return member, _f1(values)
+
+
+def compare_many(
+    svc: Services, vis: Visibility, refs: list[str], kind: str, measure: str | None
+) -> ManyComparison:
+    """Compare two or more visible tasks on one dataset version.
+
+    Members are ranked by the first task's profile headline (or ``measure``); sanity systems
+    are listed apart and left out of the tests.
+
+    Raises:
+        Problem: 404 for an unknown or invisible task; 400 for tasks on different dataset
+            versions, without results of ``kind``, an unknown measure, or too many tasks.
+    """
+    if len(refs) > MAX_TASKS:
+        raise Problem(400, f"Compare at most {MAX_TASKS} tasks at a time.")
+    first, _ = _task(svc, vis, refs[0], "1")
+    try:
+        ranking = ranking_measures(first.plan.profile, kind, measure)
+    except KeyError:
+        raise Problem(400, f"Unknown measure {(measure or '')[:40]!r}.") from None
+    members = [_member(svc, vis, ref, kind, ranking) for ref in refs]
+    versions = {(m.task.plan.dataset, m.task.plan.version) for m, _ in members}
+    if len(versions) > 1:
+        raise Problem(400, "The tasks ran on different dataset versions; compare tasks on one.")
+    ranked = rank(
+        [m for m, _ in members],
+        values=lambda m: (m.first, m.second),
+        label=lambda m: m.ref,
+        sanity=lambda m: m.sanity,
+    )
+    ids = sorted(set.intersection(*(set(s) for _, s in members)), key=question_order)
+    tested = tuple(m for _, m in ranked.ranked)
+    by_ref = {m.ref: s for m, s in members}
+    matrix = [[by_ref[m.ref][q] for q in ids] for m in tested]
+    test = friedman(matrix) if len(tested) >= 2 and ids else None
+    pairs = tuple(pairwise(matrix, iterations=PAIRWISE_ITERATIONS, seed=SEED)) if test else ()
+    order = tuple(m for m, _ in members)
+    scores = {q: tuple(by_ref[m.ref].get(q, 0.0) for m in order) for q in ids}
+    return ManyComparison(kind, ranking, ranked, tested, test, pairs, tuple(ids), scores, order)
+
+
+def comparison_csv(many: ManyComparison) -> str:
+    """Return the per-question values of a comparison as CSV: one column per task."""
+    headings = ("Question", *(f"{m.ref} ({m.task.plan.system}) F1" for m in many.order))
+    rows: list[tuple[Cell, ...]] = []
+    for q in many.questions:
+        rows.append((q, *(MeasureValue("f1", v) for v in many.scores[q])))
+    return to_csv(Table("Per-question F1", headings, tuple(rows)))
+
+
+def comparison_json(many: ManyComparison) -> dict[str, Any]:
+    """Return a comparison as JSON: the ranking, sanity checks, Friedman's and pairwise tests."""
+
+    def member(m: Member, position: int | None) -> dict[str, Any]:
+        return {
+            "rank": position,
+            "task": m.task.iri,
+            "system": m.task.plan.system,
+            "language": m.task.plan.language,
+            "profile": m.task.plan.profile,
+            "sanity_check": m.sanity,
+            many.ranking[0]: m.first,
+            many.ranking[1]: m.second,
+        }
+
+    doc: dict[str, Any] = {
+        "experiment_type": many.experiment_type,
+        "ranking": list(many.ranking),
+        "tasks": [member(m, n) for n, m in many.ranked.ranked]
+        + [member(m, None) for m in many.ranked.sanity],
+        "questions": len(many.questions),
+    }
+    if many.friedman is not None:
+        doc["friedman"] = {
+            "statistic": many.friedman.statistic,
+            "p_value": many.friedman.p_value,
+            "degrees_of_freedom": many.friedman.systems - 1,
+            "mean_ranks": [
+                {"task": m.task.iri, "mean_rank": r}
+                for m, r in zip(many.tested, many.friedman.mean_ranks, strict=True)
+            ],
+        }
+        doc["pairwise"] = [
+            {
+                "a": many.tested[p.first].task.iri,
+                "b": many.tested[p.second].task.iri,
+                "difference": p.test.difference,
+                "p_value": p.test.p_value,
+                "holm_p_value": p.adjusted_p,
+                "iterations": p.test.iterations,
+            }
+            for p in many.pairs
+        ]
+    return doc
+
+
+def _refs() -> list[str]:
+    refs = [r.strip() for r in request.args.getlist("task") if r.strip()]
+    a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
+    return refs or [r for r in (a, b) if r]
+
+
 @bp.route("/compare")
 def compare() -> Response:
-    """Compare two tasks (or show the form when ``a`` or ``b`` is missing)."""
+    """Compare two tasks (``a``, ``b``), or several (``task`` repeated); the form without.
+
+    ``Accept: text/csv`` (or ``?format=csv``) gives the per-question values as CSV.
+    """
     svc = services()
     a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
     kind = request.args.get("type", "").strip() or "QA"
-    comparison = None
-    if a and b:
+    measure = request.args.get("measure", "").strip() or None
+    refs = _refs()
+    comparison = many = None
+    if len(refs) >= 2:
         vis = svc.visibility(request_tokens())
-        comparison = svc.cache.get_or_make(
+        if a and b and not request.args.getlist("task"):
+            comparison = svc.cache.get_or_make(
+                svc.generation,
+                f"compare {a} {b} {kind} {vis.key}",
+                lambda: compare_tasks(svc, vis, a, b, kind),
+            )
+        many = svc.cache.get_or_make(
             svc.generation,
-            f"compare {a} {b} {kind} {vis.key}",
-            lambda: compare_tasks(svc, vis, a, b, kind),
+            f"compare-many {' '.join(refs)} {kind} {measure} {vis.key}",
+            lambda: compare_many(svc, vis, refs, kind, measure),
         )
+    choice = negotiate(COMPARE_FORMATS)
+    if choice.rep in (CSV, JSON_REPORT):
+        if many is None:
+            raise Problem(400, "Name two or more tasks (a and b, or task repeated).")
+        if choice.rep == CSV:
+            response = Response(comparison_csv(many), mimetype="text/csv")
+        else:
+            response = jsonify(comparison_json(many))
+        return decorate(response, "", (), choice)
     alternates = (
         [(query_link(comparison.query, fmt), media, label) for fmt, media, label in DATA_FORMS]
         if comparison is not None
@@ -238,12 +427,16 @@ def compare() -> Response:
         "compare.html",
         alternates=alternates,
         query_href=query_link(comparison.query) if comparison is not None else None,
-        title="Compare two tasks",
+        title="Compare tasks",
         a=a,
         b=b,
+        refs=refs,
         kind=kind,
         comparison=comparison,
+        many=many,
+        measures=list(MEASURES),
         iterations=ITERATIONS,
+        pairwise_iterations=PAIRWISE_ITERATIONS,
         samples=svc.config.evaluation.bootstrap_samples,
     )
-    return Response(body, mimetype="text/html")
+    return decorate(Response(body, mimetype="text/html"), "", (), choice)

@@ -1,30 +1,41 @@
 """The leaderboard: the best published result per system on one dataset version and type.
 
 ``/leaderboard?version=<version IRI>&type=<experiment type>&profile=<profile|any>`` ranks every
-system by its best task: QALD-style types by macro F1, then micro F1 (as GERBIL's leaderboard
-did); BioASQ types by their main measure (``RANKING``). It reads only published experiments:
-the query runs on the query workers over the public replica (time limit included), never on
-graphs a token opened. The page draws the ranking as an inline SVG bar chart and links every
-row to its experiment and task, and to the SPARQL query behind the table.
+system by its best task under the profile's headline measure (``evaluators.reports.headline``:
+Macro F1 QALD for the GERBIL profiles and strict, processed F1 then F-1 Global for
+qald-classic, macro F1 for C2KB-style types, the official main measure for BioASQ types);
+``&measure=<id>`` ranks by another measure instead. Sanity systems (``gold``) are listed apart
+and never ranked. It reads only published experiments: the query runs on the query workers over
+the public replica (time limit included), never on graphs a token opened. The page draws the
+ranking as an inline SVG bar chart and links every row to its experiment and task, and to the
+SPARQL query behind the table; ``Accept: text/csv`` (or ``?format=csv``) gives the board as CSV.
+Ranking itself is pure (``best_per_system``, ``board``), so other lists can reuse it.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from flask import Blueprint, Response, render_template, request
+from flask import Blueprint, Response, jsonify, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.datasets.library import list_versions
 from evaluators.experiments.results import type_name
 from evaluators.qa.profiles import PROFILE_TERMS
-from evaluators.results import BIOASQ_PROFILE, BIOASQ_TYPES, EXPERIMENT_TYPES, MEASURES, QA_TYPES
+from evaluators.reports.headline import Ranked, best_of, headline, is_sanity, rank, ranking_measures
+from evaluators.reports.render import Cell, Table, to_csv
+from evaluators.results import (
+    BIOASQ_PROFILE,
+    BIOASQ_TYPES,
+    EXPERIMENT_TYPES,
+    MEASURES,
+    MeasureValue,
+)
 from server.pages.charts import bar_chart
-from server.pages.compare import DATA_FORMS
+from server.pages.compare import DATA_FORMS, JSON_REPORT
 from server.pages.pagination import link_header, page_number, paginate
 from server.pages.tables import column, format_value
 from server.services import Services, services
@@ -32,22 +43,15 @@ from server.sparql.endpoint import RESULT_TYPES
 from server.sparql.jobs import QueryJob
 from server.sparql.page import query_link
 from server.sparql.workers import PoolError
+from server.web.negotiation import CSV, HTML, decorate, negotiate
 from server.web.problems import Problem
 from store import graphs, queries
 
 bp = Blueprint("leaderboard", __name__)
 
-# Measures that rank the systems of a type: the first decides, the second breaks ties.
-RANKING: dict[str, tuple[str, str]] = {
-    **{t: ("macro_f1", "micro_f1") for t in QA_TYPES},
-    "documents": ("map", "mean_f1"),
-    "snippets": ("map", "mean_f1"),
-    "concepts": ("map", "mean_f1"),
-    "yesno": ("accuracy", "macro_f1"),
-    "factoid": ("mrr", "strict_accuracy"),
-    "list": ("mean_f1", "mean_precision"),
-    "ideal": ("rouge2_f1", "rougesu4_f1"),
-}
+# The board as a page, as CSV for papers, or as JSON for scripts.
+BOARD_FORMATS = (HTML, CSV, JSON_REPORT)
+
 _PROFILE_BY_TERM = {term.value: name for name, term in PROFILE_TERMS.items()}
 ANY = "any"
 
@@ -66,18 +70,16 @@ class Entry:
     language: str
     profile: str
     tasks: int
-
-
-def _number(value: float | None) -> float:
-    return -math.inf if value is None else value
+    sanity: bool = False
 
 
 def best_per_system(rows: Iterable[dict[str, str]], ranking: tuple[str, str]) -> list[Entry]:
-    """Return each system's best task by the two ranking measures, best system first.
+    """Return each system's best task by the two ranking measures (unordered).
 
     Args:
         rows: query rows with ``task``, ``system``, ``measure`` (an id) and ``value``, plus
-            optional ``label``, ``experiment``, ``created``, ``language`` and ``profile``.
+            optional ``label``, ``experiment``, ``created``, ``language``, ``profile``, and the
+            system configuration's ``kind`` and ``builtin`` (sanity systems are marked).
         ranking: the deciding and the tie-breaking measure ids.
     """
     tasks: dict[str, dict[str, str]] = {}
@@ -89,13 +91,13 @@ def best_per_system(rows: Iterable[dict[str, str]], ranking: tuple[str, str]) ->
     for task, row in tasks.items():
         by_system.setdefault(row["system"], []).append(task)
 
-    def key(task: str) -> tuple[float, float, str]:
+    def pair(task: str) -> tuple[float | None, float | None]:
         found = values[task]
-        return (_number(found.get(ranking[0])), _number(found.get(ranking[1])), task)
+        return found.get(ranking[0]), found.get(ranking[1])
 
     entries = []
     for system, owned in by_system.items():
-        best = max(owned, key=key)
+        best = best_of(sorted(owned), pair)
         row, found = tasks[best], values[best]
         entries.append(
             Entry(
@@ -109,10 +111,20 @@ def best_per_system(rows: Iterable[dict[str, str]], ranking: tuple[str, str]) ->
                 row.get("language", ""),
                 row.get("profile", ""),
                 len(owned),
+                is_sanity(row.get("kind"), row.get("builtin")),
             )
         )
-    entries.sort(key=lambda e: (-_number(e.first), -_number(e.second), e.label))
     return entries
+
+
+def board(entries: Iterable[Entry]) -> Ranked[Entry]:
+    """Rank entries best first (ties share a rank); sanity systems apart, unranked."""
+    return rank(
+        entries,
+        values=lambda e: (e.first, e.second),
+        label=lambda e: e.label,
+        sanity=lambda e: e.sanity,
+    )
 
 
 def _type_term(svc: Services, raw: str) -> tuple[str, NamedNode]:
@@ -165,13 +177,7 @@ def _rows(svc: Services, text: str) -> list[dict[str, str]]:
     return rows
 
 
-@bp.route("/leaderboard")
-def leaderboard() -> Response:
-    """Best published result per system for one dataset version and experiment type."""
-    svc = services()
-    version = request.args.get("version", "").strip()
-    kind, term = _type_term(svc, request.args.get("type", "").strip() or "QA")
-    ranking = RANKING.get(kind, RANKING["QA"])
+def _profile_and_ranking(svc: Services, kind: str) -> tuple[str, tuple[str, str]]:
     default_profile = (
         BIOASQ_PROFILE if kind in BIOASQ_TYPES else svc.config.evaluation.default_profile
     )
@@ -179,6 +185,75 @@ def leaderboard() -> Response:
     if profile != ANY and profile not in PROFILE_TERMS:
         known = ", ".join((ANY, *PROFILE_TERMS))
         raise Problem(400, f"Unknown profile {profile[:40]!r}; expected one of: {known}")
+    chosen = request.args.get("measure", "").strip() or None
+    try:
+        ranking = ranking_measures(default_profile if profile == ANY else profile, kind, chosen)
+    except KeyError:
+        raise Problem(
+            400,
+            f"Unknown measure {(chosen or '')[:40]!r}; expected one of: {', '.join(MEASURES)}",
+        ) from None
+    return profile, ranking
+
+
+def board_table(ranked: Ranked[Entry], ranking: tuple[str, str]) -> Table:
+    """Return the board as a table (its CSV form): ranked systems, then sanity checks."""
+    rows: list[tuple[Cell, ...]] = []
+    listed = [(str(n), e) for n, e in ranked.ranked] + [("", e) for e in ranked.sanity]
+    for position, e in listed:
+        rows.append(
+            (
+                position,
+                e.label,
+                "yes" if e.sanity else "no",
+                _value(ranking[0], e.first),
+                _value(ranking[1], e.second),
+                e.language,
+                e.profile,
+                e.experiment,
+                e.task,
+                str(e.tasks),
+            )
+        )
+    headings = (
+        "Rank", "System", "Sanity check", MEASURES[ranking[0]].label,
+        MEASURES[ranking[1]].label, "Language", "Profile", "Experiment", "Task", "Tasks",
+    )  # fmt: skip
+    return Table("Leaderboard", headings, tuple(rows))
+
+
+def _entry_json(e: Entry, position: int | None, ranking: tuple[str, str]) -> dict[str, object]:
+    return {
+        "rank": position,
+        "system": e.system,
+        "label": e.label,
+        ranking[0]: e.first,
+        ranking[1]: e.second,
+        "task": e.task,
+        "experiment": e.experiment,
+        "language": e.language,
+        "profile": e.profile,
+        "tasks": e.tasks,
+    }
+
+
+def _value(measure: str, value: float | None) -> MeasureValue:
+    return MeasureValue(measure, value, None if value is not None else "not reported")
+
+
+@bp.route("/leaderboard")
+def leaderboard() -> Response:
+    """Best published result per system for one dataset version and experiment type.
+
+    Ranked by the profile's headline measure (``?measure=`` switches); sanity systems are
+    listed apart. ``Accept: text/csv`` (or ``?format=csv``) gives the board as CSV.
+    """
+    svc = services()
+    version = request.args.get("version", "").strip()
+    kind, term = _type_term(svc, request.args.get("type", "").strip() or "QA")
+    profile, ranking = _profile_and_ranking(svc, kind)
+    # after the parameters are checked: a script asking for JSON gets its 400 problem
+    choice = negotiate(BOARD_FORMATS)
     entries: list[Entry] = []
     text = ""
     if version:
@@ -193,13 +268,27 @@ def leaderboard() -> Response:
         )
         rows = [r for r in found if profile == ANY or r["profile"] == profile]
         entries = best_per_system(rows, ranking)
-    page = paginate(entries, len(entries), page_number(), svc.config.server.page_size)
+    ranked = board(entries)
+    if choice.rep == CSV:
+        body = to_csv(board_table(ranked, ranking))
+        return decorate(Response(body, mimetype="text/csv"), "", (), choice)
+    if choice.rep == JSON_REPORT:
+        doc = {
+            "version": version,
+            "type": kind,
+            "profile": profile,
+            "ranking": list(ranking),
+            "entries": [_entry_json(e, n, ranking) for n, e in ranked.ranked],
+            "sanity_checks": [_entry_json(e, None, ranking) for e in ranked.sanity],
+        }
+        return decorate(jsonify(doc), "", (), choice)
+    # the HTML shows one page of the ranked systems (the sanity checks on every page)
+    page = paginate(ranked.ranked, len(ranked.ranked), page_number(), svc.config.server.page_size)
     links = page.neighbours(request.path)
-    entries = page.rows
     label = column(ranking[0]).label
     chart = bar_chart(
         f"Best published {label} per system",
-        [(e.label, e.first) for e in entries if e.first is not None],
+        [(e.label, e.first) for _, e in page.rows if e.first is not None],
     )
     body = render_template(
         "leaderboard.html",
@@ -207,14 +296,19 @@ def leaderboard() -> Response:
         version=version,
         kind=kind,
         profile=profile,
+        measure=ranking[0],
+        measures=list(MEASURES),
+        headline=headline(
+            svc.config.evaluation.default_profile if profile == ANY else profile, kind
+        )[0],
         versions=svc.cache.get_or_make(
             svc.generation, "leaderboard-versions", lambda: _versions(svc)
         ),
         types=EXPERIMENT_TYPES,
         profiles=(ANY, *PROFILE_TERMS),
         columns=(column(ranking[0]), column(ranking[1])),
-        entries=entries,
-        first_rank=page.offset + 1,
+        entries=page.rows,
+        sanity=list(ranked.sanity),
         page=page,
         prev_url=links.get("prev"),
         next_url=links.get("next"),
@@ -224,7 +318,8 @@ def leaderboard() -> Response:
         query_href=query_link(text) if text else None,
         alternates=[(query_link(text, f), m, label) for f, m, label in DATA_FORMS] if text else [],
     )
-    return link_header(Response(body, mimetype="text/html"), page, request.path)  # type: ignore[arg-type]
+    response = decorate(Response(body, mimetype="text/html"), "", (), choice)
+    return link_header(response, page, request.path)  # type: ignore[arg-type]
 
 
 def _versions(svc: Services) -> list[tuple[str, str]]:

@@ -176,8 +176,12 @@ def fixture_quads(base: str = BASE) -> list[Quad]:
     """Return the whole hand-built store used by the server tests."""
     return (
         dataset_quads(base)
-        + experiment_quads(base, PUBLIC_EXPERIMENT, {"macro_f1": 0.5, "micro_f1": 0.6})
-        + experiment_quads(base, PRIVATE_EXPERIMENT, {"macro_f1": 0.9}, PRIVATE_MARKER)
+        + experiment_quads(
+            base, PUBLIC_EXPERIMENT, {"macro_f1_qald": 0.5, "macro_f1": 0.5, "micro_f1": 0.6}
+        )
+        + experiment_quads(
+            base, PRIVATE_EXPERIMENT, {"macro_f1_qald": 0.9, "macro_f1": 0.9}, PRIVATE_MARKER
+        )
         + admin_quads(base)
     )
 

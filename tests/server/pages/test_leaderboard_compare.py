@@ -38,32 +38,68 @@ VERSION = f"{PAGES_BASE}/dataset/{EXAMPLE_DATASET}/v1"
 # ---------------------------------------------------------------- leaderboard
 
 
-def test_leaderboard_ranks_published_systems_by_macro_then_micro_f1(
+def _undefined_last(value: float | None) -> float:
+    return -1.0 if value is None else value
+
+
+def test_leaderboard_ranks_by_the_headline_measure_with_sanity_systems_apart(
     pages_world: PagesWorld,
 ) -> None:
     token = {"Authorization": f"Bearer {pages_world.private.token}", **HTML}
     response = get_page(pages_world, f"/leaderboard?version={VERSION}", token)
     assert response.status_code == 200
     html = response.get_data(as_text=True)
-    (table,) = html_tables(html, "results")
-    rows = [cell_texts(r) for r in table[1:]]
+    ranked_table, sanity_table = html_tables(html, "results")
+    rows = [cell_texts(r) for r in ranked_table[1:]]
     tasks = tasks_by_system(pages_world, pages_world.published.id)
-    finished = {s: t for s, t in tasks.items() if t.results}
+    finished = {s: t for s, t in tasks.items() if t.results and s != "gold"}
+    # strict's headline: Macro F1 QALD, then macro F1
+    assert cell_texts(ranked_table[0])[2:4] == ["Macro F1 QALD", "Macro F1"]
     assert [r[1] for r in rows] == sorted(
         finished,
         key=lambda s: (
-            -(qa_result(finished[s]).value("macro_f1") or 0.0),
-            -(qa_result(finished[s]).value("micro_f1") or 0.0),
+            -_undefined_last(qa_result(finished[s]).value("macro_f1_qald")),
+            -_undefined_last(qa_result(finished[s]).value("macro_f1")),
         ),
     )
     for row in rows:
         qa = qa_result(finished[row[1]])
-        assert row[2] == format_value("macro_f1", qa.value("macro_f1") or 0.0)
-        assert row[3] == format_value("micro_f1", qa.value("micro_f1") or 0.0)
+        first = qa.value("macro_f1_qald")
+        assert row[2] == (format_value("macro_f1_qald", first) if first is not None else DASH)
+        assert row[3] == format_value("macro_f1", qa.value("macro_f1") or 0.0)
+    # gold answers from the gold standard: listed apart, never ranked
+    assert [cell_texts(r)[0] for r in sanity_table[1:]] == ["gold"]
     assert "gold-private" not in html  # private results never count, token or not
-    assert html.count("<rect ") == len(rows)
+    assert html.count("<rect ") == len([r for r in rows if r[2] != DASH])
     assert '<svg class="chart" role="img" aria-labelledby="chart-title chart-desc"' in html
-    assert '<desc id="chart-desc">3 bars. gold: 1.0000' in html
+    assert "gold: 1.0000" not in html.split('<desc id="chart-desc">', 1)[1].split("</desc>")[0]
+
+
+def test_leaderboard_ranks_by_another_measure_on_request_and_as_csv(
+    pages_world: PagesWorld,
+) -> None:
+    import csv
+    import io
+
+    url = f"/leaderboard?version={VERSION}&measure=micro_f1"
+    html = get_page(pages_world, url).get_data(as_text=True)
+    ranked_table, _ = html_tables(html, "results")
+    assert cell_texts(ranked_table[0])[2:4] == ["Micro F1", "Macro F1 QALD"]
+    values = [float(cell_texts(r)[2]) for r in ranked_table[1:]]
+    assert values == sorted(values, reverse=True)
+    response = get_page(pages_world, url, {"Accept": "text/csv"})
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    assert "Accept" in response.headers["Vary"]
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    tasks = tasks_by_system(pages_world, pages_world.published.id)
+    for row in rows:
+        expected = qa_result(tasks[row["System"]]).value("micro_f1")
+        assert float(row["Micro F1"]) == expected
+        assert row["Sanity check"] == ("yes" if row["System"] == "gold" else "no")
+        assert (row["Rank"] == "") == (row["System"] == "gold")
+    assert get_page(pages_world, f"{url}&format=csv").mimetype == "text/csv"
+    bad = get_page(pages_world, f"/leaderboard?version={VERSION}&measure=f2", JSON)
+    assert bad.status_code == 400
 
 
 def test_leaderboard_refuses_unknown_types_and_profiles(pages_world: PagesWorld) -> None:
@@ -160,7 +196,7 @@ def _row(task: str, system: str, measure: str, value: float) -> dict[str, str]:
 
 
 def test_best_per_system_ranks_by_macro_then_micro_f1() -> None:
-    from server.pages.leaderboard import best_per_system
+    from server.pages.leaderboard import best_per_system, board
 
     rows = [
         _row("t1", "A", "macro_f1", 0.5),
@@ -172,15 +208,18 @@ def test_best_per_system_ranks_by_macro_then_micro_f1() -> None:
         _row("t4", "C", "micro_f1", 0.9),  # macro F1 undefined: ranked last
         _row("t5", "D", "macro_f1", 0.7),
     ]
-    board = best_per_system(rows, ("macro_f1", "micro_f1"))
-    assert [(e.system, e.task, e.tasks) for e in board] == [
-        ("D", "t5", 1),
-        ("A", "t2", 2),
-        ("B", "t3", 1),
-        ("C", "t4", 1),
+    ranked = board(best_per_system(rows, ("macro_f1", "micro_f1")))
+    assert [(n, e.system, e.task, e.tasks) for n, e in ranked.ranked] == [
+        (1, "D", "t5", 1),
+        (2, "A", "t2", 2),
+        (3, "B", "t3", 1),
+        (4, "C", "t4", 1),
     ]
-    assert board[0].second is None and board[-1].first is None
+    assert ranked.ranked[0][1].second is None and ranked.ranked[-1][1].first is None
     assert best_per_system([], ("macro_f1", "micro_f1")) == []
+    gold = [{**_row("t9", "G", "macro_f1", 1.0), "kind": "built-in", "builtin": "gold"}]
+    with_gold = board(best_per_system(rows + gold, ("macro_f1", "micro_f1")))
+    assert [e.system for e in with_gold.sanity] == ["G"] and len(with_gold.ranked) == 4
 
 
 @pytest.mark.parametrize(
@@ -229,3 +268,50 @@ def test_cells_show_four_decimals_or_undefined_with_a_footnote(
         again = cell(MeasureValue("micro_f1", None, reason), notes)
         assert again.note == 1 and len(notes.listing()) == 1  # one footnote per reason
     assert cell(None, notes).text == DASH
+
+
+def test_compare_many_tasks_ranks_tests_and_answers_json_and_csv(
+    pages_world: PagesWorld,
+) -> None:
+    import csv
+    import io
+
+    from evaluators.significance import friedman, pairwise
+    from server.pages.compare import PAIRWISE_ITERATIONS, SEED
+
+    eid = pages_world.published.id
+    tasks = tasks_by_system(pages_world, eid)
+    names = ("wrong-answers", "gold", "example-answers")
+    query = "&".join(f"task={eid}/{tasks[n].plan.number}" for n in names)
+    doc = get_page(pages_world, f"/compare?{query}", JSON).get_json()
+    assert doc["ranking"] == ["macro_f1_qald", "macro_f1"]
+    ranked = [t["system"] for t in doc["tasks"] if not t["sanity_check"]]
+    assert ranked == ["example-answers", "wrong-answers"]  # by Macro F1 QALD
+    assert [t["system"] for t in doc["tasks"] if t["sanity_check"]] == ["gold"]
+    scores = example_scores(pages_world)
+    wrong = {}
+    html = get_page(pages_world, f"/compare?{query}&format=csv")
+    assert html.mimetype == "text/csv"
+    rows = list(csv.reader(io.StringIO(html.get_data(as_text=True))))
+    assert len(rows) == 1 + len(scores)
+    for row in rows[1:]:
+        assert float(row[3]) == scores[row[0]]  # example-answers, the third task named
+        assert float(row[2]) == 1.0  # gold
+        wrong[row[0]] = float(row[1])
+    ids = sorted(scores)
+    matrix = [[scores[q] for q in ids], [wrong[q] for q in ids]]
+    expected = friedman(matrix)
+    assert doc["friedman"]["p_value"] == expected.p_value
+    (pair,) = pairwise(matrix, iterations=PAIRWISE_ITERATIONS, seed=SEED)
+    assert doc["pairwise"][0]["holm_p_value"] == pair.adjusted_p
+    page = get_page(pages_world, f"/compare?{query}").get_data(as_text=True)
+    assert 'id="friedman"' in page and "(sanity check, not ranked)" in page
+    switched = get_page(pages_world, f"/compare?{query}&measure=micro_f1", JSON).get_json()
+    assert switched["ranking"] == ["micro_f1", "macro_f1_qald"]
+
+
+def test_leaderboard_as_json(pages_world: PagesWorld) -> None:
+    doc = get_page(pages_world, f"/leaderboard?version={VERSION}", JSON).get_json()
+    assert doc["ranking"] == ["macro_f1_qald", "macro_f1"]
+    assert [e["rank"] for e in doc["entries"]] == sorted(e["rank"] for e in doc["entries"])
+    assert [e["label"] for e in doc["sanity_checks"]] == ["gold"]
