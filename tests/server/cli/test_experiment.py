@@ -90,6 +90,8 @@ def test_run_json_prints_the_documented_document(capsys, cli_config: Path, share
     # show gives the same document without the token; list and publish agree
     status, out, _ = _run(capsys, cli_config, "show", doc["id"], "--json")
     shown = json.loads(out)
+    # show adds the experiment's reports (tested below)
+    assert isinstance(shown.pop("reports"), dict)
     assert status == 0 and shown == {k: v for k, v in doc.items() if k != "token"}
     status, out, _ = _run(capsys, cli_config, "list", "--json")
     assert json.loads(out) == [{"id": doc["id"], "iri": doc["iri"], "published": False}]
