@@ -87,11 +87,15 @@ class NoQuestionsError(EvaluationError):
     CI gate must never take for a pass.
     """
 
-    def __init__(self, language: str, available: tuple[str, ...], questions: int) -> None:
+    def __init__(
+        self, language: str, available: tuple[str, ...], questions: int, dataset: str = ""
+    ) -> None:
         have = ", ".join(available) if available else "none"
+        where = f" of {dataset}" if dataset else ""
         super().__init__(
-            f"No question has a text in language {language!r}, so there is nothing to evaluate "
-            f"({questions} questions; their languages: {have}). Choose one of these languages."
+            f"No question{where} has a text in language {language!r}, so there is nothing to "
+            f"evaluate ({questions} questions; their languages: {have}). Choose one of these "
+            "languages."
         )
         self.language = language
         self.available = available

@@ -183,9 +183,10 @@ def _check_languages(targets: dict[str, list[VersionInfo]], languages: tuple[str
             for language in languages:
                 if language_key(language) not in have:
                     raise NoQuestionsError(
-                        f"{language} (in {version.name} v{version.version})",
+                        language,
                         tuple(sorted(have)),
                         version.questions,
+                        dataset=f"{version.name}/v{version.version}",
                     )
 
 

@@ -3,17 +3,20 @@
 Thin by design: each subcommand group lives in ``server/cli/<group>.py`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func(ctx, args) -> int``; to add a
 group, write its module and list it in ``COMMAND_MODULES``. Errors from any package become one
-readable line on stderr and a non-zero exit status.
+readable line on stderr and a non-zero exit status; with ``--json`` stdout then holds one JSON
+document ``{"error": {"message": ..., "status": ...}}``, so stdout is always valid JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from evaluators.errors import EvaluationError
 from rag.errors import RagError
@@ -40,9 +43,28 @@ COMMAND_MODULES = [datasets, export_import, evaluate, kb, index, serve, experime
 EXIT_INPUT = 2
 
 
+class UsageError(Exception):
+    """The command line itself is wrong (an unknown option, a missing argument)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors reach ``main`` (so ``--json`` can report them as JSON)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _json_error(message: str, status: int) -> None:
+    """Print the error document that ``--json`` promises instead of the result."""
+    doc = {"error": {"message": message, "status": status}}
+    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="qabench",
         description="Benchmark question answering systems over RDF-native datasets.",
     )
@@ -64,7 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in arguments
+    try:
+        args = parser.parse_args(arguments)
+    except UsageError as exc:
+        print(f"qabench: error: {exc}", file=sys.stderr)
+        if as_json:
+            _json_error(str(exc), EXIT_INPUT)
+        return EXIT_INPUT
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -79,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status
     except (ConfigError, CliError, EvaluationError, StoreError, RagError) as exc:
         print(f"qabench: error: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            _json_error(str(exc), EXIT_INPUT)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print("qabench: interrupted", file=sys.stderr)

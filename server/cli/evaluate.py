@@ -117,7 +117,7 @@ def _unknown_ids(ctx: Context, gold: Dataset, path: Path) -> tuple[str, ...]:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> int:
-    """Evaluate and print; return 1 when a --fail-under threshold is missed.
+    """Evaluate and print; return 1 when a --fail-under threshold is missed (or undefined).
 
     The answers go through the experiments' path (``ask_questions`` then ``score_replies``), so
     ``evaluate`` and ``experiment run --answers`` give the same numbers. Diagnostics go to
@@ -149,32 +149,48 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     unknown = _unknown_ids(ctx, gold, args.answers)
     if unknown and not gold.is_bioasq:
         result = replace(result, unknown_ids=unknown)
-    missed = _missed(result, thresholds)
+    checked = _check_thresholds(result, thresholds)
+    missed = [c for c in checked if not c["passed"]]
     if args.json:
-        ctx.emit_json(to_json(result))
+        doc = to_json(result)
+        if checked:
+            doc["fail_under"] = checked
+        ctx.emit_json(doc)
     else:
         print_table(result)
-    for line in missed:
-        print(f"qabench: {line}", file=sys.stderr)
+        print_diagnostics(result)
+    for c in missed:
+        shown = "undefined" if c["value"] is None else f"{c['value']:.4f}"
+        print(f"qabench: {c['measure']} = {shown} < {c['threshold']}", file=sys.stderr)
     return 1 if missed else 0
 
 
-def _missed(result: EvaluationResult, thresholds: list[tuple[str | None, str, float]]) -> list[str]:
-    """Return one message per missed threshold.
+def _check_thresholds(
+    result: EvaluationResult, thresholds: list[tuple[str | None, str, float]]
+) -> list[dict[str, object]]:
+    """Return one entry per threshold: the measure, its value, the threshold, passed or not.
+
+    An undefined value never passes.
 
     Raises:
         EvaluationError: if a threshold names an experiment type the result does not have.
     """
-    missed = []
+    checked: list[dict[str, object]] = []
     for kind, measure, floor in thresholds:
         target = result.get(kind) if kind else (result.get("QA") or result.results[0])
         if target is None:
             raise EvaluationError(f"--fail-under: no {kind!r} results in this evaluation")
         value = target.value(measure)
-        if value is None or math.isnan(value) or value < floor:
-            shown = "undefined" if value is None else f"{value:.4f}"
-            missed.append(f"{target.experiment_type}.{measure} = {shown} < {floor}")
-    return missed
+        defined = value is not None and not math.isnan(value)
+        checked.append(
+            {
+                "measure": f"{target.experiment_type}.{measure}",
+                "value": value if defined else None,
+                "threshold": floor,
+                "passed": defined and value is not None and value >= floor,
+            }
+        )
+    return checked
 
 
 def print_table(result: EvaluationResult) -> None:
@@ -194,8 +210,15 @@ def print_table(result: EvaluationResult) -> None:
             else:
                 shown = f"{m.value:.4f}"
             print(f"  {info.label:34} {shown}")
+
+
+def print_diagnostics(result: EvaluationResult) -> None:
+    """Print what the reader should know about the inputs (on stderr, never mixed with results)."""
     if result.unknown_ids:
         ids = ", ".join(result.unknown_ids[:20])
-        print(f"\n{len(result.unknown_ids)} answer ids match no question: {ids}")
+        print(
+            f"qabench: warning: {len(result.unknown_ids)} answer ids match no question: {ids}",
+            file=sys.stderr,
+        )
     for note in result.notes:
-        print(f"note: {note}")
+        print(f"qabench: note: {note}", file=sys.stderr)

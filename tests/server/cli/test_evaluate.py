@@ -86,9 +86,13 @@ def test_fail_under_gates_the_exit_status(capsys: pytest.CaptureFixture[str]) ->
         "--json",
     )
     assert status == 1
-    # the message goes to stderr: stdout stays one valid JSON document
+    # the message goes to stderr: stdout stays one valid JSON document, which says it too
     assert "QA.micro_f1 = " in err and "< 0.99" in err
-    assert json.loads(out)["results"]["QA"]["micro_f1"] < 0.99
+    doc = json.loads(out)
+    assert doc["results"]["QA"]["micro_f1"] < 0.99
+    (check,) = doc["fail_under"]
+    assert check["measure"] == "QA.micro_f1" and check["threshold"] == 0.99
+    assert check["passed"] is False and check["value"] == doc["results"]["QA"]["micro_f1"]
     status, _, _ = run(
         capsys,
         "evaluate",
@@ -122,6 +126,10 @@ def test_unknown_answer_ids_are_reported(
     path.write_text(json.dumps(doc), "utf-8")
     result = evaluate_json(capsys, "--dataset", str(QUESTIONS), "--answers", str(path))
     assert result["unknown_ids"] == ["404"]
+    # the readable table keeps stdout for results; the warning goes to stderr
+    status, out, err = run(capsys, "evaluate", "--dataset", str(QUESTIONS), "--answers", str(path))
+    assert status == 0 and "404" not in out and "Micro F1" in out
+    assert "1 answer ids match no question: 404" in err
 
 
 def test_stored_dataset_and_kb_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -300,6 +308,18 @@ def test_zero_questions_is_an_error_naming_the_language(
         capsys, "evaluate", "--dataset", str(QUESTIONS), "--answers", str(ANSWERS),
         "--language", "xx", "--json", "--fail-under", "micro_f1=0.5",
     )  # fmt: skip
-    # not micro F1 1.0 over nothing: exit 2, one line on stderr, nothing on stdout
-    assert status == 2 and out == ""
+    # not micro F1 1.0 over nothing: exit 2, one line on stderr, and as --json asked, a JSON
+    # error document (not the results) on stdout
+    assert status == 2 and err.count("\n") == 1
     assert "'xx'" in err and "nothing to evaluate" in err and "en" in err
+    error = json.loads(out)["error"]
+    assert error["status"] == 2 and "'xx'" in error["message"] and "results" not in out
+
+
+def test_json_is_valid_even_for_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "evaluate", "--dataset", str(QUESTIONS), "--json")
+    assert status == 2 and "--answers" in err
+    assert "--answers" in json.loads(out)["error"]["message"]
+    # without --json nothing but the usage and the message, on stderr
+    status, out, err = run(capsys, "evaluate", "--dataset", str(QUESTIONS))
+    assert status == 2 and out == "" and err.startswith("usage: qabench evaluate")

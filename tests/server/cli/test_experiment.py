@@ -186,6 +186,13 @@ def test_answers_file_that_does_not_fit_is_reported_before_anything_runs(
     )
     assert status == 2 and out == ""
     assert "'999'" in err and "duplicated" in err
+    # a language the dataset lacks: exit 2 naming it, a JSON error for --json, nothing stored
+    status, out, err = _run(
+        capsys, cli_config, "run", "--dataset", "qald-8-test", "--builtin", "gold",
+        "--language", "tlh", "--json",
+    )  # fmt: skip
+    assert status == 2 and "'tlh'" in err and "qald-8-test" in err
+    assert "'tlh'" in json.loads(out)["error"]["message"]
     status, out, _ = _run(capsys, cli_config, "list", "--json")
     assert json.loads(out) == []
 
