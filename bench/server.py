@@ -342,7 +342,10 @@ def main() -> int:
         config = work / "config.toml"
         config.write_text(
             f'[server]\nbase_iri = "{BASE}"\ndemo = false\nthreads = {args.threads}\nquery_workers = {args.workers}\n'
-            f'query_timeout_seconds = 30.0\n\n[store]\ndata_dir = "{work / "qabench"}"\n'
+            f"query_timeout_seconds = 30.0\n"
+            # One load generator on loopback is one client: no per-client limits here.
+            f"sparql_requests_per_minute = 0\nqueries_per_client = {min(64, args.concurrency)}\n"
+            f'\n[store]\ndata_dir = "{work / "qabench"}"\n'
         )
         ours = subprocess.Popen(
             [
