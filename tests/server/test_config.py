@@ -24,6 +24,45 @@ def test_every_config_key_is_documented_in_the_readme() -> None:
     assert not missing, f"README lacks: {missing}"
 
 
+# Every setting that bounds a request, a client or the server (docs/server.md, "Limits").
+LIMITS = (
+    "server.threads",
+    "server.max_upload_bytes",
+    "datasets.max_file_bytes",
+    "server.max_query_length",
+    "server.max_query_nesting",
+    "server.sparql_requests_per_minute",
+    "server.queries_per_client",
+    "server.query_workers",
+    "server.query_timeout_seconds",
+    "server.query_memory_mb",
+    "server.max_result_rows",
+    "server.max_result_bytes",
+    "server.rag_requests_per_minute",
+    "rag.workers",
+    "rag.queue",
+    "rag.max_question_chars",
+    "rag.generator_timeout_seconds",
+    "rag.open_generators",
+    "server.page_size",
+    "server.sitemap_page_size",
+    "evaluation.request_timeout_seconds",
+    "evaluation.max_response_bytes",
+    "evaluation.concurrency_per_system",
+    "evaluation.parallel_tasks",
+    "store.remote_timeout_seconds",
+    "datasets.download_timeout_seconds",
+)
+
+
+def test_every_limit_is_in_the_limits_table_of_the_server_docs() -> None:
+    docs = (REPO / "docs" / "server.md").read_text("utf-8")
+    table = docs[docs.index("## Limits") : docs.index("## Safety notes")]
+    assert set(LIMITS) <= set(config_fields()), set(LIMITS) - set(config_fields())
+    missing = [k for k in LIMITS if f"`{k}`" not in table]
+    assert len(LIMITS) == 26 and not missing, missing
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
