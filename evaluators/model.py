@@ -66,6 +66,7 @@ class SourceFormat(StrEnum):
     EQALD = "eqald"
     NLQ = "nlq"
     LCQUAD = "lcquad"
+    LCQUAD2 = "lcquad2"
     BIOASQ = "bioasq"
 
     @property

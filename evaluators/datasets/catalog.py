@@ -2,14 +2,16 @@
 
 Downloads go only to the catalog's official location or to the configured mirror (a base URL or
 a local directory laid out by ``mirror_path``). A file whose SHA-256 differs from the catalog is
-refused unless verification is switched off; nothing is written to the store then.
+refused unless verification is switched off; nothing is written to the store then. An entry
+without a checksum (a published file nobody here could verify) is loaded with a warning that
+says so and gives the file's SHA-256.
 """
 
 from __future__ import annotations
 
 import hashlib
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -36,6 +38,12 @@ class CatalogEntry:
     mirror_path: str
     sha256: str | None = None
     size: int | None = None
+    verified: str | None = None  # repository@commit the checksum was computed from, if not shared
+
+    @property
+    def checked(self) -> bool:
+        """Whether the catalog has a checksum a download is verified against."""
+        return self.sha256 is not None
 
 
 @cache
@@ -55,6 +63,7 @@ def catalog() -> dict[str, CatalogEntry]:
             mirror_path=e["mirror_path"],
             sha256=e.get("sha256"),
             size=e.get("size"),
+            verified=e.get("verified"),
         )
         for name, e in raw.items()
     }
@@ -135,7 +144,7 @@ def fetch(
             f"{digest}. The file changed upstream or the mirror is wrong; use --no-verify to "
             "load it anyway as a new version."
         )
-    return load_dataset_bytes(
+    outcome = load_dataset_bytes(
         store,
         base,
         data,
@@ -149,3 +158,10 @@ def fetch(
         # the catalog names the dataset: a changed file (--no-verify) is its next version
         new_version=True,
     )
+    if item.sha256 is None:
+        note = (
+            f"{item.name}: the catalog has no checksum for this file (nobody could verify the "
+            f"published file yet); loaded unverified, sha256 {digest}"
+        )
+        outcome = replace(outcome, warnings=(note, *outcome.warnings))
+    return outcome

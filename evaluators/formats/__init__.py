@@ -1,7 +1,7 @@
 """Benchmark and answer file parsers: bytes in, ``evaluators.model.Dataset`` out.
 
-One module per format (``qald_xml``, ``qald_json``, ``eqald``, ``nlq``, ``lcquad``,
-``bioasq``) plus shared readers (``source``, ``xml_document``, ``jsonfield``, ``values``,
+One module per format (``qald_xml``, ``qald_json``, ``eqald``, ``nlq``, ``lcquad`` (1.0 and
+2.0), ``bioasq``) plus shared readers (``source``, ``xml_document``, ``jsonfield``, ``values``,
 ``sparql_results``, ``question_fields``). Everything is pure: no store, no logging, no clock.
 Every problem with the input becomes a ``DatasetFormatError`` (or ``DatasetTooLargeError``)
 naming the file, the position or JSON path, and what was expected; what a parser ignored or
@@ -34,11 +34,12 @@ _JSON_PARSERS: dict[SourceFormat, Callable[[object, Diagnostics], Dataset]] = {
     SourceFormat.EQALD: eqald.parse,
     SourceFormat.NLQ: nlq.parse,
     SourceFormat.LCQUAD: lcquad.parse,
+    SourceFormat.LCQUAD2: lcquad.parse_2,
     SourceFormat.BIOASQ: bioasq.parse,
 }
 _EXPECTED = (
     "expected QALD XML (root <dataset>), a JSON object with 'questions' (QALD JSON, extended "
-    "QALD JSON, BioASQ) or a JSON array of NLQ or LC-QuAD entries"
+    "QALD JSON, BioASQ) or a JSON array of NLQ, LC-QuAD or LC-QuAD 2.0 entries"
 )
 # Fields only BioASQ questions carry.
 _BIOASQ_KEYS = frozenset(
@@ -50,7 +51,8 @@ def detect_format(data: bytes, source: str) -> SourceFormat:
     """Tell which benchmark format a file is in, from its content.
 
     XML with root ``<dataset>`` is QALD XML. A JSON array of objects with ``_id`` and
-    ``corrected_question`` is LC-QuAD, with ``id``, ``lang`` and ``question`` NLQ. A JSON
+    ``corrected_question`` is LC-QuAD, with ``uid`` and ``sparql_wikidata`` LC-QuAD 2.0, with
+    ``id``, ``lang`` and ``question`` NLQ. A JSON
     object with ``questions`` is extended QALD when its questions nest ``question.language``,
     BioASQ when they carry ``body`` text (or only BioASQ fields), else QALD JSON.
 
@@ -181,12 +183,15 @@ def _classify(doc: object, diag: Diagnostics) -> SourceFormat:
         first = next((e for e in doc if isinstance(e, dict)), None)
         if first is not None and {"_id", "corrected_question"} <= first.keys():
             return SourceFormat.LCQUAD
+        if first is not None and {"uid", "sparql_wikidata"} <= first.keys():
+            return SourceFormat.LCQUAD2
         if first is not None and {"id", "lang", "question"} <= first.keys():
             return SourceFormat.NLQ
         found = describe(first) if first is not None else describe(doc)
         raise diag.error(
             f"a JSON array whose first entry is {found}; expected NLQ entries "
-            "(id, lang, question) or LC-QuAD entries (_id, corrected_question)"
+            "(id, lang, question), LC-QuAD entries (_id, corrected_question) or LC-QuAD 2.0 "
+            "entries (uid, sparql_wikidata)"
         )
     if not isinstance(doc, dict):
         raise diag.error(f"the JSON document is {describe(doc)}; {_EXPECTED}")

@@ -5,8 +5,9 @@ with rdflib's algebra helpers, and the triple patterns are then visited in docum
 modes:
 
 * ``STRICT`` (our default): every triple pattern, including those inside FILTER (NOT) EXISTS;
-  ``rdf:type C`` on a projected variable makes ``C`` an answer item type (not a resource, and
-  ``rdf:type`` is then no property); property paths contribute each IRI they name as a property
+  ``rdf:type C`` or Wikidata's ``wdt:P31 C`` (also followed by subclass steps, ``wdt:P31/
+  wdt:P279*``) on a projected variable makes ``C`` an answer item type (not a resource, and
+  the type property is then no property); property paths contribute each IRI they name as a property
   and relations (a sequence becomes a chain through wildcards, ``^p`` swaps the ends, other paths
   keep their SPARQL text as predicate); a variable predicate is a wildcard; well-known prefixes
   (``dbo:``, ``res:``, ``wdt:`` ...) that a query uses without declaring are supplied; duplicates
@@ -43,6 +44,12 @@ from vocab.standard import RDF, XSD
 
 RDF_TYPE = RDF.type.value
 OKBQA_TEXT = "http://okbqa.org/text#query"
+WIKIDATA_INSTANCE_OF = "http://www.wikidata.org/prop/direct/P31"
+WIKIDATA_SUBCLASS_OF = "http://www.wikidata.org/prop/direct/P279"
+RDFS_SUBCLASS_OF = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
+# "the subject is an instance of the object": rdf:type, and Wikidata's "instance of" (wdt:P31)
+TYPE_PROPERTIES = frozenset({RDF_TYPE, WIKIDATA_INSTANCE_OF})
+SUBCLASS_PROPERTIES = frozenset({RDFS_SUBCLASS_OF, WIKIDATA_SUBCLASS_OF})
 
 
 class MarkingMode(StrEnum):
@@ -197,6 +204,36 @@ def _path_relations(s: Term | None, path: Any, o: Term | None) -> list[Relation]
     return [Relation(s, path.n3(), o)]
 
 
+def _states_type(p: Any) -> bool:
+    """Whether the predicate says "the subject is an instance of the object".
+
+    ``rdf:type`` and ``wdt:P31``, alone or followed by any number of subclass steps
+    (``wdt:P31/wdt:P279*``, ``rdf:type/rdfs:subClassOf*``, the Wikidata idiom).
+
+    >>> _states_type(URIRef(WIKIDATA_INSTANCE_OF))
+    True
+    >>> _states_type(SequencePath(URIRef(RDF_TYPE), MulPath(URIRef(RDFS_SUBCLASS_OF), "*")))
+    True
+    >>> _states_type(URIRef(WIKIDATA_SUBCLASS_OF))
+    False
+    """
+    if isinstance(p, URIRef):
+        return str(p) in TYPE_PROPERTIES
+    if not isinstance(p, SequencePath) or not p.args:
+        return False
+    first, *rest = p.args
+    return (
+        isinstance(first, URIRef)
+        and str(first) in TYPE_PROPERTIES
+        and all(
+            isinstance(step, MulPath)
+            and isinstance(step.path, URIRef)
+            and str(step.path) in SUBCLASS_PROPERTIES
+            for step in rest
+        )
+    )
+
+
 class _Collector:
     """Accumulates markings while the walker visits triple patterns."""
 
@@ -226,9 +263,12 @@ class _Collector:
             subject = _term(s) if isinstance(s, URIRef) else None
             self.relations.append(Relation(subject, str(p), obj))
             return
-        if str(p) == RDF_TYPE and self._is_projected(s) and isinstance(o, URIRef):
+        if self._is_projected(s) and isinstance(o, URIRef) and _states_type(p):
             self.item_types.append(str(o))
-            self.relations.append(Relation(None, RDF_TYPE, _term(o)))
+            if isinstance(p, URIRef):
+                self.relations.append(Relation(None, str(p), _term(o)))
+            else:
+                self.relations.extend(_path_relations(None, p, _term(o)))
             return
         if isinstance(o, URIRef):
             self.resources.append(str(o))

@@ -181,7 +181,8 @@ def run_catalog(ctx: Context, args: argparse.Namespace) -> int:
         ctx.emit_json([{**asdict(e), "format": e.format.value} for e in entries])
         return 0
     for e in entries:
-        print(f"{e.name:36} {e.format.value:9} {e.split:5} {e.kb:24} {e.title}")
+        checked = "sha256" if e.checked else "unverified"
+        print(f"{e.name:36} {e.format.value:9} {e.split:5} {e.kb:24} {checked:10} {e.title}")
     return 0
 
 
@@ -201,7 +202,7 @@ def run_fetch(ctx: Context, args: argparse.Namespace) -> int:
         )
         if args.json:
             doc = _info_json(outcome.info)
-            doc["created"] = outcome.created
+            doc.update(created=outcome.created, warnings=list(outcome.warnings))
             results.append(doc)
         else:
             _report_load(ctx, outcome, False)

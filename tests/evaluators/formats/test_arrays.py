@@ -1,4 +1,4 @@
-"""NLQ (OKBQA) and LC-QuAD 1.0: JSON arrays of flat question entries."""
+"""NLQ (OKBQA), LC-QuAD 1.0 and LC-QuAD 2.0: JSON arrays of flat question entries."""
 
 from __future__ import annotations
 
@@ -61,6 +61,27 @@ def test_lcquad_questions_and_sparql_without_answers(
     assert any("intermediary_question" in w.message for w in dataset.warnings)
 
 
+def test_lcquad2_questions_fall_back_to_the_paraphrase_then_the_template_text(
+    formats_parse: Callable[[str], Dataset],
+) -> None:
+    dataset = formats_parse("lcquad2-edge.json")
+    assert dataset.format is SourceFormat.LCQUAD2
+    first, second, third = dataset.questions
+    assert (first.id, second.id, third.id) == ("901", "902", "903")
+    assert first.text("en") == "Which river flows through the capital of Moldova?"
+    # the Wikidata query is the gold query (trimmed); no answers are published
+    assert first.sparql == "select distinct ?river where { wd:Q21197 wdt:P206 ?river }"
+    assert all(q.answers is None for q in dataset.questions)
+    # null question: the paraphrase; placeholder question and a list paraphrase: the template
+    assert second.text("en") == "How many people live in Chișinău?"
+    assert third.text("en") == "Is {Chișinău} {instance of} {city} ?"
+    messages = [w.message for w in dataset.warnings]
+    assert any("'paraphrased_question'" in m for m in messages)
+    assert any("'NNQT_question'" in m for m in messages)
+    assert any("'reviewer'" in m and "$[2].reviewer" in m for m in messages)
+    assert len(messages) == 3
+
+
 @pytest.mark.parametrize(
     ("data", "fmt", "where"),
     [
@@ -71,6 +92,9 @@ def test_lcquad_questions_and_sparql_without_answers(
         (b'[{"id": "1", "lang": "en", "question": "q", "answer": 5}]', None, "$[0].answer"),
         (b'{"questions": []}', SourceFormat.NLQ, "$: expected a list"),
         (b'{"questions": []}', SourceFormat.LCQUAD, "$: expected a list"),
+        (b'[{"uid": null, "sparql_wikidata": "q"}]', None, "$[0].uid"),
+        (b'[{"uid": 1, "sparql_wikidata": 5}]', None, "$[0].sparql_wikidata"),
+        (b'[{"uid": 1, "sparql_wikidata": "q"}, []]', None, "$[1]: expected an object"),
     ],
 )
 def test_array_formats_report_wrong_types_with_their_path(

@@ -25,6 +25,7 @@ from evaluators.model import AnswerSet, AnswerType, SourceFormat
         ("eqald-edge.json", SourceFormat.EQALD),
         ("nlq-edge.json", SourceFormat.NLQ),
         ("lcquad-edge.json", SourceFormat.LCQUAD),
+        ("lcquad2-edge.json", SourceFormat.LCQUAD2),
         ("bioasq-edge.json", SourceFormat.BIOASQ),
     ],
 )

@@ -90,6 +90,7 @@ JSON_SEEDS = [
     "eqald-edge.json",
     "nlq-edge.json",
     "lcquad-edge.json",
+    "lcquad2-edge.json",
     "bioasq-edge.json",
     "system-reply-template.json",
 ]
@@ -146,7 +147,7 @@ def seeds(formats_data: Path, shared_data: Path) -> dict[str, bytes]:
     for extra in root.findall("question")[3:]:
         root.remove(extra)
     result["qald7xml"] = ET.tostring(root, encoding="utf-8")
-    assert len(result) == 14
+    assert len(result) == 15
     return result
 
 
@@ -289,6 +290,6 @@ def test_mutated_xml_elements_parse_or_fail_cleanly(
 def test_seeds_parse_before_mutation(seeds: dict[str, bytes]) -> None:
     replies = {"system-reply-template.json"}  # a reply lacks the ids a dataset needs
     parsed = {name: outcome(raw) for name, raw in seeds.items() if name not in replies}
-    assert len(parsed) == 13
+    assert len(parsed) == 14
     assert all(d is not None and d.questions for d in parsed.values())
     assert all(reply(seeds[name]) is not None for name in replies)

@@ -126,6 +126,36 @@ def test_answer_item_types_need_a_projected_subject() -> None:
     assert asked.answer_item_types == () and TYPE in asked.properties
 
 
+def test_wikidata_instance_of_gives_answer_item_types_in_strict_mode_only() -> None:
+    human = "http://www.wikidata.org/entity/Q5"
+    direct = "SELECT ?p WHERE { ?p wdt:P31 wd:Q5 ; wdt:P27 wd:Q183 }"
+    m = query_markings(direct)
+    assert m.answer_item_types == (human,) and human not in m.resources
+    assert m.properties == ("http://www.wikidata.org/prop/direct/P27",)
+    # the Wikidata idiom "instance of a subclass of"
+    chained = query_markings("SELECT ?c WHERE { ?c wdt:P31/wdt:P279* wd:Q515 }")
+    assert chained.answer_item_types == ("http://www.wikidata.org/entity/Q515",)
+    # subclass alone, or an unprojected subject, is no answer item type
+    assert query_markings("SELECT ?c WHERE { ?c wdt:P279 wd:Q515 }").answer_item_types == ()
+    assert query_markings("ASK { wd:Q64 wdt:P31 wd:Q515 }").answer_item_types == ()
+    declared = "PREFIX wd: <http://www.wikidata.org/entity/> "
+    declared += "PREFIX wdt: <http://www.wikidata.org/prop/direct/> " + direct
+    assert query_markings(declared, GERBIL).answer_item_types == ()
+
+
+def test_qald_wikidata_data_gets_answer_item_types(shared_data: Path) -> None:
+    from evaluators.formats import parse_file
+    from evaluators.qa.scoring import evaluate, gold_as_answers
+
+    path = shared_data / "qald/dice-group_MST5/datasets/qald9plus/qald_9_pp_test_wikidata_new.json"
+    dataset = parse_file(path)
+    typed = [q.id for q in dataset.questions if query_markings(q.sparql).answer_item_types]
+    assert (len(dataset.questions), len(typed)) == (136, 27)
+    result = evaluate(dataset, gold_as_answers(dataset), bootstrap_samples=0)
+    ait = result.get("AIT2KB")
+    assert ait is not None and ait.value("macro_f1") == 1.0
+
+
 def test_hybrid_text_predicates_are_rewritten_like_gerbil() -> None:
     q = PREFIXES + 'SELECT ?n WHERE { dbr:Croissant dbo:creator ?x . ?x text:"founder of" ?n . }'
     rewritten = gerbil_text_rewrite(q)

@@ -294,6 +294,45 @@ def test_catalog_lists_at_least_the_well_known_datasets(capsys: pytest.CaptureFi
     assert {"nlq", "lcquad-1-train", "lcquad-1-test"} <= names
 
 
+def test_catalog_has_the_wikidata_era_benchmarks_and_says_which_are_unverified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], formats_data: Path
+) -> None:
+    from evaluators.datasets.catalog import catalog
+
+    entries = catalog()
+    wanted = {
+        f"qald-9-plus-{split}-{kb}" for split in ("train", "test") for kb in ("dbpedia", "wikidata")
+    } | {"qald-10-train", "qald-10-test", "lcquad-2-train", "lcquad-2-test"}
+    assert wanted <= set(entries)
+    # published files not among the reference files nor in a stored snapshot: no checksum
+    unverified = {name for name, e in entries.items() if not e.checked}
+    assert unverified == {
+        "qald-9-plus-train-dbpedia",
+        "qald-9-plus-train-wikidata",
+        "qald-9-plus-test-wikidata",
+        "qald-10-train",
+        "lcquad-2-train",
+        "lcquad-2-test",
+    }
+    for name in ("qald-10-test", "qald-9-plus-test-dbpedia"):
+        assert entries[name].verified and entries[name].size, name
+    _, out, _ = run(capsys, "datasets", "catalog")
+    assert len([line for line in out.splitlines() if " unverified " in line]) == 6
+    # an unverified entry loads (here LC-QuAD 2.0 from a local mirror) and says so
+    mirror = tmp_path / "mirror"
+    target = mirror / entries["lcquad-2-test"].mirror_path
+    target.parent.mkdir(parents=True)
+    target.write_bytes((formats_data / "lcquad2-edge.json").read_bytes())
+    data = ["--data-dir", str(tmp_path / "d")]
+    status, out, err = run(
+        capsys, *data, "datasets", "fetch", "lcquad-2-test", "--mirror", str(mirror), "--json"
+    )
+    assert status == 0, err
+    doc = json.loads(out)
+    assert (doc["name"], doc["questions"], doc["format"]) == ("lcquad-2-test", 3, "lcquad2")
+    assert "no checksum" in doc["warnings"][0] and doc["sha256"] in doc["warnings"][0]
+
+
 def test_catalog_checksums_match_the_reference_files(shared_data: Path) -> None:
     import hashlib
 
