@@ -233,6 +233,11 @@ _RANGES: dict[str, tuple[float, float]] = {
     "rag.answer_tokens": (16, 8192),
     "rag.support_threshold": (0, 1),
 }
+# Settings where 0 switches the limit off and any other value must be at least this much.
+_ZERO_OR_AT_LEAST: dict[str, float] = {
+    # A worker's address space is about 500 MiB before it evaluates anything.
+    "server.query_memory_mb": 512,
+}
 _CHOICES: dict[str, tuple[str, ...]] = {
     "evaluation.default_profile": tuple(PROFILES),
     "rag.generator": GENERATOR_NAMES,
@@ -271,6 +276,10 @@ def _check(key: str, value: Any) -> None:
         low, high = _RANGES[key]
         if not low <= value <= high:
             raise ConfigError(f"{key}: expected a value between {low} and {high}, found {value!r}")
+    if key in _ZERO_OR_AT_LEAST and value and value < _ZERO_OR_AT_LEAST[key]:
+        raise ConfigError(
+            f"{key}: expected 0 (no limit) or at least {_ZERO_OR_AT_LEAST[key]:g}, found {value!r}"
+        )
     if key in _CHOICES and value not in _CHOICES[key]:
         raise ConfigError(f"{key}: expected one of {', '.join(_CHOICES[key])}, found {value!r}")
 

@@ -73,6 +73,7 @@ def test_every_limit_is_in_the_limits_table_of_the_server_docs() -> None:
         ({"evaluation": {"default_profile": "lenient"}}, "expected one of strict"),
         ({"nonsense": {}}, "unknown table [nonsense]"),
         ({"store": {"data_dir": 5}}, "store.data_dir: expected a path string"),
+        ({"server": {"query_memory_mb": 100}}, "expected 0 (no limit) or at least 512"),
     ],
 )
 def test_bad_config_is_refused_with_the_key_and_the_value(raw: dict, message: str) -> None:
