@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,23 @@ def test_load_kb_writes_the_graph_and_a_catalog_entry(store: TripleStore) -> Non
     assert [g for g in store.graphs() if "/graph/kb/" in g.value] == [NamedNode(again.graph)]
     entry = list(store.quads(NamedNode(info.iri), None, None, graphs.catalog_graph(BASE)))
     assert len(entry) == 6 and str(TEST_KB) not in str(entry)  # no server path is published
+
+
+def test_load_kb_by_path_reports_progress_up_to_the_file_size(
+    store: TripleStore, tmp_path: Path
+) -> None:
+    # Plain files go to the bulk loader by path; gzipped ones through a counting reader.
+    plain = tmp_path / "many.nt"
+    plain.write_text(
+        "".join(f"<http://e/s{i}> <http://e/p> <http://e/o{i}> .\n" for i in range(20000))
+    )
+    packed = tmp_path / "many.nt.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    for path, size in ((plain, plain.stat().st_size), (packed, plain.stat().st_size)):
+        steps: list[int] = []
+        info = load_kb(store, BASE, path, path.name.split(".")[0], progress=steps.append)
+        assert info.triples == 20000
+        assert all(step > 0 for step in steps) and sum(steps) == size
 
 
 def test_load_kb_reports_bad_files(store: TripleStore, tmp_path: Path) -> None:
