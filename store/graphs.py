@@ -21,6 +21,7 @@ whatever a query names.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 
 from pyoxigraph import NamedNode
@@ -69,6 +70,7 @@ def rag_graph(base: str) -> NamedNode:
     return iris.graph_iri(base, "rag")
 
 
+@functools.cache
 def admin_graph(base: str) -> NamedNode:
     """Return the private administration graph (never public)."""
     return iris.graph_iri(base, "admin")
@@ -89,6 +91,12 @@ def staging_graph(base: str, name: str) -> NamedNode:
     return iris.graph_iri(base, "staging", name)
 
 
+@functools.cache
+def _staging_prefix(base: str) -> str:
+    return iris.graph_iri(base, "staging").value + "/"
+
+
+@functools.cache
 def gated_prefixes(base: str) -> tuple[str, ...]:
     """Return the IRI prefixes of the graphs that are public only once the catalog names them."""
     return tuple(iris.graph_iri(base, kind).value + "/" for kind in ("dataset", "kb"))
@@ -105,7 +113,7 @@ def is_public_graph(
     """
     if graph == admin_graph(base).value or graph in private_graphs:
         return False
-    if graph.startswith(iris.graph_iri(base, "staging").value + "/"):
+    if graph.startswith(_staging_prefix(base)):
         return False
     return graph in catalogued or not graph.startswith(gated_prefixes(base))
 

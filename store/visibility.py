@@ -175,6 +175,7 @@ class VisibilityIndex:
         self._catalogued: set[str] = set()
         self._catalog = graphs.catalog_graph(base)
         self.version = 0
+        self._public_now: set[str] = set()  # kept per graph as changes arrive
         self._public: tuple[int, frozenset[str]] = (-1, frozenset())
         self.refresh()
 
@@ -183,6 +184,7 @@ class VisibilityIndex:
         self._graphs = {g.value for g in self._store.graphs()}
         self._private = {p.graph.value: p for p in private_experiments(self._store, self._base)}
         self._catalogued = catalogued_graphs(self._store, self._base)
+        self._public_now = {g for g in self._graphs if self.is_public(g)}
         self.version += 1
 
     def apply(self, changes: list[Change]) -> bool:
@@ -239,6 +241,13 @@ class VisibilityIndex:
                 else:
                     self._catalogued.add(graph.value)
         if changed:
+            # Only the graphs named above can have changed side: re-decide those alone.
+            owned = (graphs.experiment_graph(self._base, _experiment_id(e)) for e in experiments)
+            for name in {g.value for g in (*touched, *named, *owned)}:
+                if self.is_public(name):
+                    self._public_now.add(name)
+                else:
+                    self._public_now.discard(name)
             self.version += 1
         return changed
 
@@ -251,7 +260,7 @@ class VisibilityIndex:
     def public_names(self) -> frozenset[str]:
         """Return the IRIs of the graphs anonymous readers may see (computed once per version)."""
         if self._public[0] != self.version:
-            self._public = (self.version, frozenset(g for g in self._graphs if self.is_public(g)))
+            self._public = (self.version, frozenset(self._public_now))
         return self._public[1]
 
     def public_graphs(self) -> list[NamedNode]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from pyoxigraph import NamedNode, Quad
 
 from store.changes import Change
+from store.errors import StoreError
 from store.protocol import RdfStore
 from store.triplestore import TripleStore
 
@@ -93,16 +94,23 @@ class PublicMirror:
         self.store, self.quads, self._public = store, count, wanted
         log.info("public mirror built: %d quads in %d graphs", count, len(public))
 
-    def apply(self, changes: list[Change], public: frozenset[str]) -> None:
-        """Replay ``changes`` (oldest first), given the public graphs after them."""
+    def apply(self, changes: list[Change], public: frozenset[str]) -> frozenset[str] | None:
+        """Replay ``changes`` (oldest first), given the public graphs after them.
+
+        Returns:
+            The names of the graphs the changes touched (public or not), or ``None`` when the
+            mirror was rebuilt (every graph may have changed).
+        """
         if self.store is None:
             raise RuntimeError("The public mirror has not been built")
         if any(c.everything for c in changes):
             self.rebuild([NamedNode(g) for g in sorted(public)])
-            return
+            return None
         recopy: set[str] = {g for g in public ^ self._public}
+        touched = set(recopy)
         for change in changes:
             recopy |= {g.value for g in change.graphs}
+            touched |= {g.value for g in change.touched()}
             added = [q for q in change.added if _in(q.graph_name, public)]
             removed = [q for q in change.removed if _in(q.graph_name, public)]
             if added or removed:
@@ -110,6 +118,29 @@ class PublicMirror:
         for graph in sorted(recopy):
             self._recopy(NamedNode(graph), graph in public)
         self._public = public
+        return frozenset(touched | recopy)
+
+    def verify(self, graphs: frozenset[str]) -> None:
+        """Refuse a mirror holding any of ``graphs`` that is not public (defence in depth).
+
+        Checks only the graphs a batch touched: the cost follows the change, and the graphs no
+        change touched are as the previous check (or the rebuild) left them.
+
+        Raises:
+            StoreError: if a graph that is not public has quads in the mirror.
+        """
+        if self.store is None:
+            raise RuntimeError("The public mirror has not been built")
+        store = self.store
+        leaked = sorted(
+            g
+            for g in graphs
+            if g not in self._public and next(iter(store.quads(graph=NamedNode(g))), None)
+        )
+        if leaked:
+            raise StoreError(
+                f"The public mirror holds graphs its readers may not see: {leaked[:3]}"
+            )
 
     def _replay(self, added: list[Quad], removed: list[Quad]) -> None:
         assert self.store is not None

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
 
+from server.sparql.mirror import PublicMirror
 from server.sparql.views import View, ViewPublisher, check_view
 from store import graphs
 from store.changes import ChangeLog
@@ -164,6 +165,21 @@ def test_a_view_holding_an_unexpected_graph_is_refused(tmp_path: Path) -> None:
     store.close()
     with pytest.raises(StoreError, match="may not see"):
         check_view(tmp_path / "c", frozenset())
+
+
+def test_the_mirror_refuses_a_touched_graph_that_is_not_public(tmp_path: Path) -> None:
+    main = TripleStore.open(tmp_path / "main")
+    hidden, public = graphs.admin_graph(BASE), graphs.catalog_graph(BASE)
+    main.add([_q("a", "1", hidden), _q("b", "2", public)])
+    mirror = PublicMirror(main, tmp_path / "mirror")
+    mirror.rebuild([public])
+    mirror.verify(frozenset({hidden.value, public.value}))  # as built: nothing leaked
+    assert mirror.store is not None
+    mirror.store.add([_q("a", "1", hidden)])  # as a faulty replay would
+    with pytest.raises(StoreError, match="may not see"):
+        mirror.verify(frozenset({hidden.value}))
+    mirror.close()
+    main.close()
 
 
 def test_views_and_the_mirror_are_readable_by_the_owner_only(world: World) -> None:
