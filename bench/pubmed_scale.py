@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import gzip
 import json
+import os
 import random
 import time
 from collections.abc import Iterator
@@ -113,6 +114,7 @@ def main() -> None:
     files = generate(args.data, work / "xml", args.documents)
     print(f"generated {len(files)} files in {time.perf_counter() - started:.0f} s", flush=True)
     data_dir = work / "data"
+    print(f"load average before the build: {os.getloadavg()}", flush=True)
     started = time.perf_counter()
     status = qabench(
         [
@@ -155,6 +157,7 @@ def main() -> None:
         system.ask(q["body"], kind=q["type"])
         answer.append((time.perf_counter() - t) * 1000)
     report: dict[str, Any] = {
+        "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
         "documents": count,
         "build_seconds": build_seconds,
         "build_docs_per_s": count / build_seconds,

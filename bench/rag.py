@@ -11,18 +11,24 @@ Systems, all with the extractive generator and asked the same questions with the
 
 * ``bm25s``: a plain bm25s (Lucene BM25, k1 1.2, b 0.75) over qabench's analyzer tokens of
   title + abstract (the strongest plain BM25 measured), the same extractive snippet and answer
-  code on its top 50;
+  code on its top 50, snippets ranked by their own BM25 only (no document prior);
 * ``qabench``: the default configuration (Whoosh ``text`` field with Lucene idf, dense fusion
-  over stored MiniLM vectors, lexical snippets, citation check);
-* ``-fusion``: the default without dense fusion; ``+snippet-dense``: with the MiniLM snippet
-  rerank too (``--configs`` chooses; it is slow on 2 cores).
+  over stored MiniLM vectors, lexical snippets with the document prior, citation check);
+* ``-fusion``: the default without dense fusion; ``-doc-prior``: without the snippet document
+  prior (``rag.snippet_document_weight`` 0); ``+snippet-dense``: with the MiniLM snippet rerank
+  too (``--configs`` chooses; it is slow on 2 cores).
+
+Vectors: only the documents that reach some question's top 50 BM25 candidates are embedded
+(fusion reads no other vector, so the numbers are those of a fully embedded corpus);
+``--embed-all`` embeds everything, as ``qabench index embed`` does.
 
 Reported per system: documents MAP, snippet mean F1, yes/no macro F1, factoid MRR, list mean F1,
 ideal ROUGE-2 F1 (official BioASQ semantics, ``evaluate_bioasq``), citation support (share of
 cited sentences backed by their cited abstract) and end-to-end latency p50/p95.
 
 Run:  .venv/bin/python bench/rag.py [--data ../shared/data] [--questions N] [--distractors 10]
-          [--configs bm25s,qabench,-fusion,+snippet-dense] [--work DIR] [--json]
+          [--configs bm25s,qabench,-fusion,-doc-prior,+snippet-dense] [--embed-all]
+          [--work DIR] [--json]
 """
 
 # ruff: noqa: E402 (the path fix below must run before the imports)
@@ -39,7 +45,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import bm25s
@@ -57,7 +63,13 @@ from rag.models.dense import DenseScorer
 from rag.models.generators import ExtractiveGenerator
 from rag.pipeline import RagSystem
 from rag.retrieval.index import Hit, open_index
-from rag.retrieval.retrievers import Retriever, SearchResult, WhooshRetriever, search_with_fallback
+from rag.retrieval.retrievers import (
+    Retriever,
+    SearchResult,
+    WhooshRetriever,
+    question_query,
+    search_with_fallback,
+)
 from rag.retrieval.vectors import Hybrid, embed_articles, load_vectors
 from rag.run import RagRun, RagSettings
 from server.ask.payloads import bioasq_question
@@ -79,6 +91,8 @@ COLUMNS = (
     ("list", "mean_f1", "list F1"),
     ("ideal", "rouge2_f1", "R-2 F1"),
 )
+# the defaults of rag.top_k and rag.dense_depth
+TOP_K, DEPTH = 50, 50
 
 
 def distractors(data: Path, count: int, seed: int = 16) -> list[Article]:
@@ -126,17 +140,37 @@ class Bm25sRetriever:
         return search_with_fallback(self._run, query, k, question=question)
 
 
-def build(work: Path, articles: list[Article], encoder: DenseScorer) -> Path:
-    """Build (once) the Whoosh index and its vectors in ``work``."""
+def build(
+    work: Path,
+    articles: list[Article],
+    encoder: DenseScorer,
+    questions: list[dict[str, Any]],
+    embed_all: bool,
+) -> Path:
+    """Build (once) the Whoosh index and its vectors in ``work``.
+
+    Without ``embed_all`` only the documents that reach some question's top ``DEPTH`` BM25
+    candidates get a vector: dense fusion reads no other vector, so every number is the same
+    as with the whole corpus embedded, at a fraction of the cost (the distractors are mostly
+    never candidates). ``--embed-all`` pays the full cost (``qabench index embed``'s).
+    """
     index_dir = work / "index"
-    if not (index_dir / "vectors").is_dir():
+    if not list(index_dir.glob("_MAIN_*.toc")):  # a committed Whoosh index
         started = time.perf_counter()
         with open_index(index_dir, create=True) as index:
             index.add(articles)
         print(f"  indexed {len(articles)} in {time.perf_counter() - started:.0f} s", flush=True)
     started = time.perf_counter()
     with open_index(index_dir) as index:
-        report = embed_articles(index_dir, index.articles(), encoder, batch=1024)
+        chosen: Iterable[Article] = index.articles()
+        if not embed_all:
+            retriever = WhooshRetriever(index)
+            wanted: set[str] = set()
+            for q in questions:
+                found = retriever.search(question_query(q["body"]), TOP_K, question=q["body"])
+                wanted.update(d.pmid for d in found.documents[:DEPTH])
+            chosen = [a for a in articles if a.pmid in wanted]
+        report = embed_articles(index_dir, chosen, encoder, batch=1024)
     if report.embedded:
         print(f"  embedded {report.embedded} in {time.perf_counter() - started:.0f} s", flush=True)
     return index_dir
@@ -160,17 +194,15 @@ def systems(
 
     vectors = load_vectors(index_dir)
     assert vectors is not None
-    hybrid = Hybrid(vectors, encoder, 0.7, 50)
+    hybrid = Hybrid(vectors, encoder, 0.7, DEPTH)
     settings = RagSettings()
+    plain_settings = RagSettings(snippet_document_weight=0.0)
     made = {
-        "bm25s": lambda: RagSystem(plain, ExtractiveGenerator(), settings),
+        "bm25s": lambda: RagSystem(plain, ExtractiveGenerator(), plain_settings),
         "qabench": lambda: RagSystem(whoosh, ExtractiveGenerator(), settings, hybrid=hybrid),
         "-fusion": lambda: RagSystem(whoosh, ExtractiveGenerator(), settings),
-        "+doc-prior": lambda: RagSystem(
-            whoosh,
-            ExtractiveGenerator(),
-            RagSettings(snippet_document_weight=0.5),
-            hybrid=hybrid,
+        "-doc-prior": lambda: RagSystem(
+            whoosh, ExtractiveGenerator(), plain_settings, hybrid=hybrid
         ),
         "+snippet-dense": lambda: RagSystem(
             whoosh, ExtractiveGenerator(), settings, hybrid=hybrid, dense=encoder
@@ -217,8 +249,11 @@ def main() -> None:
         "--questions", type=int, default=0, help="first N distinct questions (0: all)"
     )
     parser.add_argument("--distractors", default="0,10", help="distractor multipliers to run")
-    parser.add_argument("--configs", default="bm25s,qabench,-fusion")
+    parser.add_argument("--configs", default="bm25s,qabench,-fusion,-doc-prior")
     parser.add_argument("--work", type=Path, default=Path("bench-out/rag"))
+    parser.add_argument(
+        "--embed-all", action="store_true", help="embed every document, not the candidates only"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -240,7 +275,9 @@ def main() -> None:
     for multiplier in [int(m) for m in args.distractors.split(",")]:
         articles = corpus + distractors(args.data, multiplier * len(corpus))
         print(f"corpus {len(corpus)} + {len(articles) - len(corpus)} distractors", flush=True)
-        index_dir = build(args.work / f"x{multiplier}", articles, encoder)
+        index_dir = build(
+            args.work / f"x{multiplier}", articles, encoder, questions, args.embed_all
+        )
         for name, system in systems(index_dir, articles, encoder, args.configs.split(",")).items():
             runs, millis = ask_all(system, questions)
             row = scores(gold, questions, runs)

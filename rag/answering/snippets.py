@@ -4,7 +4,11 @@ Every title and abstract is split into sentences (``rag.answering.sentences``). 
 lexical score, BM25 (k1=1.2, b=0.75, Lucene idf) of the question's index terms over the set of
 candidate sentences, divided by the best score so it lies in [0, 1]. With a ``DenseScorer``
 the best ``pool`` sentences by that score are re-scored as
-``(1 - dense_weight) * lexical + dense_weight * max(0, cosine)``. Sentences scoring 0 are
+``(1 - dense_weight) * lexical + dense_weight * max(0, cosine)``. With a ``document_weight``
+(``rag.snippet_document_weight``) the lexical score of a matching sentence becomes
+``(1 - w) * lexical + w * document score / best document score``, so sentences of better-ranked
+documents come first (the document ranking, fused with the dense vectors, is the stronger
+signal: measured in docs/rag-retrieval.md). Sentences scoring 0 are
 dropped; ties go to the better-ranked document, then the title, then the earlier sentence.
 Deterministic for a given index and model.
 

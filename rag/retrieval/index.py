@@ -100,6 +100,11 @@ class _LuceneIdfScorer(scoring.BM25FScorer):
         count = parent.doc_count_all()
         frequency = parent.doc_frequency(fieldname, text)
         self.idf = math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
+        # the parent computed the term's best possible score with its own (larger) idf; the
+        # search skips documents that cannot reach the top k by this bound, so make it exact
+        if hasattr(self, "_maxquality"):
+            info = searcher.term_info(fieldname, text)
+            self._maxquality = self._score(info.max_weight(), info.min_length())
 
 
 class LuceneBM25(scoring.BM25F):

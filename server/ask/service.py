@@ -60,6 +60,7 @@ def rag_settings(config: Config) -> RagSettings:
         extract_tokens=rag.extract_tokens,
         answer_tokens=rag.answer_tokens,
         support_threshold=rag.support_threshold,
+        snippet_document_weight=rag.snippet_document_weight,
     )
 
 

@@ -17,9 +17,10 @@ from rag.answering.snippets import (
     document_url,
     extract_snippets,
 )
+from rag.corpus.article import Article
 from rag.corpus.reader import read_corpus
 from rag.retrieval.index import LiteratureIndex, open_index
-from rag.retrieval.retrievers import WhooshRetriever, question_query
+from rag.retrieval.retrievers import RankedDocument, WhooshRetriever, question_query
 
 SPLITS = [
     (
@@ -144,6 +145,26 @@ def test_extraction_is_deterministic_and_limited(rag_index: LiteratureIndex) -> 
     assert len(first) == 7
     assert _snippets(rag_index, "Did retinal cells improve during pregnancy?", limit=7) == first
     assert all(s.dense_score is None for s in first)
+
+
+def test_document_prior_puts_sentences_of_better_documents_first() -> None:
+    # the second document's sentence matches the question better, the first document ranks higher
+    docs = [
+        RankedDocument(1, 10.0, Article("1", "", "Aspirin was given. Nothing else happened.")),
+        RankedDocument(2, 2.0, Article("2", "", "Aspirin reduced stroke risk in trials.")),
+    ]
+    question = "Does aspirin reduce stroke risk?"
+
+    def order(weight: float) -> list[str]:
+        found = extract_snippets(
+            question, docs, tokenize=lambda t: t.lower().split(), document_weight=weight
+        )
+        return [s.text for s in found]
+
+    assert order(0.0) == ["Aspirin reduced stroke risk in trials.", "Aspirin was given."]
+    assert order(0.8) == ["Aspirin was given.", "Aspirin reduced stroke risk in trials."]
+    # a sentence without a question word stays out, whatever its document's rank
+    assert "Nothing else happened." not in order(1.0)
 
 
 def test_offsets_hold_on_real_abstracts(shared_data: Path, tmp_path: Path) -> None:
