@@ -1,20 +1,26 @@
 """Evaluation results as RDF Data Cube quads (normalised form, measure-dimension pattern).
 
-Pure: quads out, nothing written. Per task there are two ``qb:DataSet``s, one for aggregate and one
-for per-question observations, each with its ``qb:DataStructureDefinition`` (``structure_quads``).
-Every observation states its type, its data set and every dimension (task, experiment type,
-``qb:measureType``, system, dataset version, language, profile; per question also the question)
-and carries exactly one measure value, so experiment types may report different measures. GERBIL's
-measure properties are reused (``results.MEASURES``). Undefined values are no observations:
-``qab:UndefinedValue`` resources linked from the task say which measure has no value and why.
-Per-question diagnostics (gold and system values, matched pairs and their rule) are
+Pure: quads out, nothing written. Every observation states its type, its data set and every
+dimension (task, experiment type, ``qb:measureType``, system, dataset version, language, profile;
+per question also the question) and carries exactly one measure value, so experiment types may
+report different measures. GERBIL's measure properties are reused (``results.MEASURES``).
+
+The W3C integrity constraint IC-17 wants every measure a structure declares at every point (every
+combination of the other dimensions). Experiment types report different measures, and undefined
+values are no observations, so the points of one task do not share one set of measures: each set
+of measures that occurs gets its own ``qb:DataStructureDefinition`` (named by the set, the same
+IRI wherever the set occurs) and each task one ``qb:DataSet`` per level (aggregate, per question)
+and set, typed ``qab:AggregateDataSet`` or ``qab:PerQuestionDataSet``. Undefined values are
+``qab:UndefinedValue`` resources linked from the task that say which measure has no value and
+why. Per-question diagnostics (gold and system values, matched pairs and their rule) are
 ``qab:QuestionResult`` resources.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -44,46 +50,60 @@ _TYPED = re.compile(r'"(.*)"\^\^<([^<>"\s]+)>', re.DOTALL)
 _IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|\\^`]+")
 
 
-def structure_iri(base: str, kind: str) -> NamedNode:
-    """Return the IRI of the aggregate or per-question data structure definition."""
-    return iris.page_iri(base, "cube", "structure", kind)
+_LEVEL_CLASS = {AGGREGATE: QAB.AggregateDataSet, PER_QUESTION: QAB.PerQuestionDataSet}
 
 
-def structure_quads(base: str, graph: NamedNode) -> list[Quad]:
-    """Return both data structure definitions, their components and component properties.
+def structure_key(measures: Iterable[str]) -> str:
+    """Return the short name of the structure that declares exactly ``measures``.
 
-    The dimension properties are declared ``qb:DimensionProperty`` with their range and every
-    measure of ``results.MEASURES`` ``qb:MeasureProperty``, so the data validates on its own.
+    >>> structure_key(["f1", "precision"]) == structure_key(["precision", "f1", "f1"])
+    True
     """
-    out: list[Quad] = []
-    dimensions = {AGGREGATE: DIMENSIONS, PER_QUESTION: (*DIMENSIONS, QUESTION_DIMENSION)}
-    for kind, dims in dimensions.items():
-        dsd = structure_iri(base, kind)
+    text = ",".join(sorted(set(measures)))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def structure_iri(base: str, kind: str, measures: Iterable[str]) -> NamedNode:
+    """Return the IRI of the ``kind`` structure declaring exactly ``measures``."""
+    return iris.page_iri(base, "cube", "structure", kind, structure_key(measures))
+
+
+def structure_quads(base: str, graph: NamedNode, kind: str, measures: Iterable[str]) -> list[Quad]:
+    """Return the structure of ``kind`` declaring ``measures``, its components and properties.
+
+    The dimension properties are declared ``qb:DimensionProperty`` with their range and the
+    measures ``qb:MeasureProperty``, so the data validates on its own.
+    """
+    ids = sorted(set(measures))
+    dsd = structure_iri(base, kind, ids)
+    dims = DIMENSIONS if kind == AGGREGATE else (*DIMENSIONS, QUESTION_DIMENSION)
+    labels = ", ".join(MEASURES[m].label for m in ids)
+    out = [
+        Quad(dsd, RDF.type, QB.DataStructureDefinition, graph),
+        Quad(dsd, RDFS.label, Literal(f"qabench {kind} results: {labels}", language="en"), graph),
+    ]
+    for order, (prop, range_) in enumerate(dims, start=1):
+        spec = iris.sub_iri(dsd, "dimension", str(order))
         out += [
-            Quad(dsd, RDF.type, QB.DataStructureDefinition, graph),
-            Quad(dsd, RDFS.label, Literal(f"qabench {kind} results", language="en"), graph),
+            Quad(dsd, QB.component, spec, graph),
+            Quad(spec, RDF.type, QB.ComponentSpecification, graph),
+            Quad(spec, QB.dimension, prop, graph),
+            Quad(spec, QB.componentProperty, prop, graph),
+            Quad(spec, QB.order, Literal(order), graph),
+            Quad(prop, RDF.type, QB.DimensionProperty, graph),
+            Quad(prop, RDFS.range, range_, graph),
         ]
-        for order, (prop, range_) in enumerate(dims, start=1):
-            spec = iris.sub_iri(dsd, "dimension", str(order))
-            out += [
-                Quad(dsd, QB.component, spec, graph),
-                Quad(spec, RDF.type, QB.ComponentSpecification, graph),
-                Quad(spec, QB.dimension, prop, graph),
-                Quad(spec, QB.componentProperty, prop, graph),
-                Quad(spec, QB.order, Literal(order), graph),
-                Quad(prop, RDF.type, QB.DimensionProperty, graph),
-                Quad(prop, RDFS.range, range_, graph),
-            ]
-        for info in MEASURES.values():
-            spec = iris.sub_iri(dsd, "measure", info.id)
-            out += [
-                Quad(dsd, QB.component, spec, graph),
-                Quad(spec, RDF.type, QB.ComponentSpecification, graph),
-                Quad(spec, QB.measure, info.term, graph),
-                Quad(spec, QB.componentProperty, info.term, graph),
-                Quad(info.term, RDF.type, QB.MeasureProperty, graph),
-                Quad(info.term, RDFS.label, Literal(info.label, language="en"), graph),
-            ]
+    for measure in ids:
+        info = MEASURES[measure]
+        spec = iris.sub_iri(dsd, "measure", info.id)
+        out += [
+            Quad(dsd, QB.component, spec, graph),
+            Quad(spec, RDF.type, QB.ComponentSpecification, graph),
+            Quad(spec, QB.measure, info.term, graph),
+            Quad(spec, QB.componentProperty, info.term, graph),
+            Quad(info.term, RDF.type, QB.MeasureProperty, graph),
+            Quad(info.term, RDFS.label, Literal(info.label, language="en"), graph),
+        ]
     return out
 
 
@@ -132,15 +152,25 @@ class _Writer:
         self.quads: list[Quad] = []
         self.language = Literal(result.language)
         self.profile = profile_term(base, result.profile)
+        self._data_sets: dict[tuple[str, str], NamedNode] = {}
 
     def add(self, s: NamedNode, p: NamedNode, o: NamedNode | Literal) -> None:
         self.quads.append(Quad(s, p, o, self.graph))
 
-    def data_set(self, kind: str) -> NamedNode:
-        ds = iris.sub_iri(self.task, "cube", kind)
+    def data_set(self, kind: str, measures: Iterable[str]) -> NamedNode:
+        """Return the task's data set of ``kind`` for one set of measures (made on first use)."""
+        ids = sorted(set(measures))
+        key = structure_key(ids)
+        found = self._data_sets.get((kind, key))
+        if found is not None:
+            return found
+        ds = iris.sub_iri(self.task, "cube", kind, key)
         self.add(ds, RDF.type, QB.DataSet)
-        self.add(ds, QB.structure, structure_iri(self.base, kind))
+        self.add(ds, RDF.type, _LEVEL_CLASS[kind])
+        self.add(ds, QB.structure, structure_iri(self.base, kind, ids))
         self.add(ds, PROV.wasGeneratedBy, self.task)
+        self.quads += structure_quads(self.base, self.graph, kind, ids)
+        self._data_sets[(kind, key)] = ds
         return ds
 
     def observation(
@@ -212,10 +242,9 @@ def observation_quads(
             ``<dataset_version>/question/<id>`` (the layout of ``iris.question_iri``).
 
     Returns:
-        The quads; ``structure_quads`` gives the definitions they refer to.
+        The quads, with the structure definitions their data sets use.
     """
     w = _Writer(result, base, task, graph)
-    aggregate, per_question = w.data_set(AGGREGATE), w.data_set(PER_QUESTION)
     common: list[Dim] = [
         (QAB.system, system),
         (QAB.datasetVersion, dataset_version),
@@ -223,13 +252,14 @@ def observation_quads(
     for typed in result.results:
         etype = experiment_type_term(base, typed.experiment_type)
         dims = [*common, (QAB.experimentType, etype)]
+        defined = [m.measure for m in typed.measures if m.value is not None]
         for m in typed.measures:
             if m.value is None:
                 undefined = iris.sub_iri(task, "undefined", typed.experiment_type, m.measure)
                 w.undefined(task, undefined, m.measure, etype, m.undefined_reason)
                 continue
             obs = iris.sub_iri(task, "obs", typed.experiment_type, m.measure)
-            w.observation(obs, aggregate, dims, m.measure, m.value)
+            w.observation(obs, w.data_set(AGGREGATE, defined), dims, m.measure, m.value)
         for score in _questions(typed):
             question = (question_iris or {}).get(score.question_id) or iris.sub_iri(
                 dataset_version, "question", score.question_id
@@ -240,6 +270,7 @@ def observation_quads(
             w.add(qr, GERBIL.datasetElement, question)
             w.add(qr, QAB.experimentType, etype)
             w.diagnostics(qr, score)
+            answered = [m.measure for m in score.measures if m.value is not None]
             for m in score.measures:
                 if m.value is None:
                     undefined = iris.sub_iri(qr, "undefined", m.measure)
@@ -248,5 +279,6 @@ def observation_quads(
                     continue
                 obs = iris.sub_iri(qr, "obs", m.measure)
                 qdims = [*dims, (GERBIL.datasetElement, question)]
-                w.observation(obs, per_question, qdims, m.measure, m.value)
-    return w.quads
+                ds = w.data_set(PER_QUESTION, answered)
+                w.observation(obs, ds, qdims, m.measure, m.value)
+    return list(dict.fromkeys(w.quads))

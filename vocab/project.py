@@ -35,6 +35,8 @@ CLASSES = [
     "Measure",
     "UndefinedValue",
     "QuestionResult",
+    "AggregateDataSet",
+    "PerQuestionDataSet",
     "MatchedPair",
     "SoftwareRelease",
     "AskingRun",
@@ -55,6 +57,7 @@ PROPERTIES = [
     "sha256",
     "sourceFormat",
     "sourcePath",
+    "sourceFile",
     "questionCount",
     "answerTypeCount",
     "count",
@@ -223,6 +226,8 @@ INDIVIDUALS = [
     "Failed",
     "Interrupted",
     "Aborted",
+    # licences
+    "SourceLicense",
     # scoring profiles
     "StrictProfile",
     "GerbilProfile",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pyoxigraph import NamedNode
+
 from vocab.namespaces import Namespace
 
 RDF = Namespace(
@@ -274,3 +276,7 @@ GERBIL = Namespace(
         "avg_millis/doc",
     ],
 )
+
+# The licence of what qabench publishes about benchmarks and experiments (descriptions,
+# results). Benchmark files keep their own licences (``dct:license`` of each dataset version).
+RESULTS_LICENSE = NamedNode("https://creativecommons.org/licenses/by/4.0/")

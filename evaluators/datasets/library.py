@@ -110,6 +110,7 @@ def load_dataset(
     catalog_name: str | None = None,
     split: str | None = None,
     new_version: bool = False,
+    license: str | None = None,
 ) -> LoadOutcome:
     """Parse ``path`` and store it as a new version of dataset ``name``.
 
@@ -129,6 +130,7 @@ def load_dataset(
         catalog_name: the catalog entry this file came from.
         split: ``train`` or ``test``.
         new_version: store different content under an existing name as its next version.
+        license: the IRI of the file's licence (default: ``qab:SourceLicense``, its source's).
 
     Returns:
         The stored (or already present) version.
@@ -153,6 +155,7 @@ def load_dataset(
         title=title,
         catalog_name=catalog_name,
         split=split,
+        license=license,
     )
 
 
@@ -207,6 +210,7 @@ def store_dataset(
     derived_from: str | None = None,
     refreshed_with: str | None = None,
     new_version: bool = False,
+    license: str | None = None,
 ) -> LoadOutcome:
     """Store an already parsed dataset as a new version (or recognise an identical one).
 
@@ -244,6 +248,7 @@ def store_dataset(
         previous_version=existing[-1].version if existing else None,
         derived_from=derived_from,
         refreshed_with=refreshed_with,
+        license=license,
     )
     quads = version_quads(base, dataset, meta)
     graph = graphs.dataset_graph(base, name, number)

@@ -8,6 +8,7 @@ the quads of a version graph. Nothing here touches the store, the clock or the n
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ class VersionMeta:
     # A version computed from another one (gold refresh): its IRI and the endpoint queried.
     derived_from: str | None = None
     refreshed_with: str | None = None
+    # The licence IRI of the file (default: qab:SourceLicense, the terms of its source).
+    license: str | None = None
 
 
 def _int(value: int) -> Literal:
@@ -75,6 +78,15 @@ def _iri_or_literal(value: str) -> NamedNode | Literal:
         return NamedNode(value)
     except ValueError:
         return Literal(value, datatype=XSD.anyURI)
+
+
+def file_name(source: str) -> str:
+    """Return the last component of a local path (either separator), never its directories.
+
+    >>> file_name("/srv/qabench/uploads/x1/qald-9.json"), file_name("C:" + chr(92) + "q.xml")
+    ('qald-9.json', 'q.xml')
+    """
+    return re.split(r"[\\/]", source.rstrip("/\\"))[-1] or source
 
 
 def answer_type_distribution(dataset: Dataset) -> dict[str, int]:
@@ -132,7 +144,9 @@ def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
     if meta.source.startswith(("http://", "https://")):
         cat(ver, DCTERMS.source, _iri_or_literal(meta.source))
     else:
-        cat(ver, QAB.sourcePath, Literal(meta.source))
+        # Public data never names the server's directories: only the file's own name.
+        cat(ver, QAB.sourceFile, Literal(file_name(meta.source)))
+    cat(ver, DCTERMS.license, _iri_or_literal(meta.license) if meta.license else QAB.SourceLicense)
     cat(ver, QAB.questionCount, _int(len(dataset.questions)))
     for lang in dataset_languages(dataset):
         cat(ver, DCTERMS.language, Literal(lang))

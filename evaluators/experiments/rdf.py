@@ -34,7 +34,7 @@ from evaluators.results import EvaluationResult
 from store import graphs
 from vocab import iris
 from vocab.project import QAB
-from vocab.standard import DCTERMS, GERBIL, PROV, RDF, RDFS, XSD
+from vocab.standard import DCTERMS, GERBIL, PROV, RDF, RDFS, RESULTS_LICENSE, XSD
 
 STATUS_TERMS: dict[TaskStatus, NamedNode] = {
     TaskStatus.QUEUED: QAB.Queued,
@@ -94,6 +94,7 @@ def experiment_quads(base: str, record: ExperimentRecord) -> list[Quad]:
         Quad(exp, DCTERMS.identifier, Literal(record.id), g),
         Quad(exp, DCTERMS.created, _dt(record.created), g),
         Quad(exp, QAB.experimentType, GERBIL.QA, g),
+        Quad(exp, DCTERMS.license, RESULTS_LICENSE, g),
     ]
     if record.owner:
         out.append(Quad(exp, QAB.owner, Literal(record.owner), g))
@@ -264,7 +265,7 @@ def result_quads(
         for typed in result.results
         for score in typed.per_question
     }
-    return cube.structure_quads(base, g) + list(
+    return list(
         cube.observation_quads(
             result,
             base=base,

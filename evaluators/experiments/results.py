@@ -15,11 +15,9 @@ from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode, QuerySolutions
 
-from evaluators import cube
 from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue, type_order
 from store import graphs, queries
 from store.protocol import RdfStore
-from vocab import iris
 
 _MEASURE_BY_TERM = {info.term.value: key for key, info in MEASURES.items()}
 _MEASURE_ORDER = {key: n for n, key in enumerate(MEASURES)}
@@ -41,8 +39,7 @@ def _ordered(values: list[MeasureValue]) -> tuple[MeasureValue, ...]:
 
 def experiment_table_query(base: str, experiment_id: str) -> str:
     """Return the text of the ``experiment_table`` query with its terms bound by ``VALUES``."""
-    bound = (graphs.experiment_graph(base, experiment_id), cube.structure_iri(base, "aggregate"))
-    values = "VALUES (?graph ?structure) { (" + " ".join(str(t) for t in bound) + ") }"
+    values = f"VALUES ?graph {{ {graphs.experiment_graph(base, experiment_id)} }}"
     return queries.load("experiment_table").replace("#BINDINGS#", values)
 
 
@@ -56,10 +53,7 @@ def aggregate_results(
     """
     result = store.query(
         queries.load("experiment_table"),
-        substitutions={
-            "graph": graphs.experiment_graph(base, experiment_id),
-            "structure": cube.structure_iri(base, "aggregate"),
-        },
+        substitutions={"graph": graphs.experiment_graph(base, experiment_id)},
     )
     assert isinstance(result, QuerySolutions)
     found: dict[int, dict[str, list[MeasureValue]]] = defaultdict(lambda: defaultdict(list))
@@ -113,8 +107,7 @@ def question_values(
     store: RdfStore, graph: NamedNode, task: NamedNode, experiment_type: NamedNode
 ) -> list[QuestionValues]:
     """Return the per-question values (and failure messages) of one task and experiment type."""
-    per_question = iris.sub_iri(task, "cube", cube.PER_QUESTION)
-    bound = {"graph": graph, "dataset": per_question, "type": experiment_type}
+    bound = {"graph": graph, "task": task, "type": experiment_type}
     result = store.query(queries.load("task_questions"), substitutions=bound)
     assert isinstance(result, QuerySolutions)
     found: dict[str, list[MeasureValue]] = defaultdict(list)
@@ -144,6 +137,6 @@ def question_values(
 
 def questions_query(graph: NamedNode, task: NamedNode, experiment_type: NamedNode) -> str:
     """Return the text of the ``task_questions`` query with its terms bound by ``VALUES``."""
-    bound = (graph, iris.sub_iri(task, "cube", cube.PER_QUESTION), experiment_type)
-    values = "VALUES (?graph ?dataset ?type) { (" + " ".join(str(t) for t in bound) + ") }"
+    bound = (graph, task, experiment_type)
+    values = "VALUES (?graph ?task ?type) { (" + " ".join(str(t) for t in bound) + ") }"
     return queries.load("task_questions").replace("#BINDINGS#", values)

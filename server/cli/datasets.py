@@ -7,6 +7,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from evaluators.datasets import catalog, library
 from evaluators.datasets.checks import CheckReport, check_dataset
@@ -41,6 +42,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--kb", help="knowledge base the gold answers refer to (e.g. dbpedia-2016-10)"
     )
     load.add_argument("--title", help="human-readable title")
+    load.add_argument(
+        "--license",
+        type=_licence_iri,
+        help="IRI of the file's licence, published as dct:license (default: qab:SourceLicense, "
+        "the terms of the file's source)",
+    )
     load.add_argument("--json", action="store_true", help="print one JSON object")
     load.set_defaults(func=run_load)
 
@@ -92,6 +99,16 @@ def _info_json(info: library.VersionInfo) -> dict[str, Any]:
     return doc
 
 
+def _licence_iri(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or " " in value:
+        raise argparse.ArgumentTypeError(
+            f"expected the http(s) IRI of a licence (e.g. "
+            f"https://creativecommons.org/licenses/by/4.0/), got {value!r}"
+        )
+    return value
+
+
 def run_load(ctx: Context, args: argparse.Namespace) -> int:
     """Load one file."""
     outcome = library.load_dataset(
@@ -104,6 +121,7 @@ def run_load(ctx: Context, args: argparse.Namespace) -> int:
         title=args.title,
         max_bytes=ctx.config.datasets.max_file_bytes,
         new_version=args.new_version,
+        license=args.license,
     )
     _report_load(ctx, outcome, args.json)
     return 0

@@ -31,7 +31,19 @@ from store import graphs
 from vocab import iris
 from vocab.project import QAB
 from vocab.qb import QB
-from vocab.standard import DCAT, DCTERMS, FORMATS, GERBIL, PROV, RDF, RDFS, SD, VOID, XSD
+from vocab.standard import (
+    DCAT,
+    DCTERMS,
+    FORMATS,
+    GERBIL,
+    PROV,
+    RDF,
+    RDFS,
+    RESULTS_LICENSE,
+    SD,
+    VOID,
+    XSD,
+)
 
 bp = Blueprint("description", __name__)
 
@@ -53,7 +65,7 @@ _MEDIA_TYPES = "https://www.iana.org/assignments/media-types/"
 VOID_FORMATS = (*RDF_FORMATS[:1], HTML, *RDF_FORMATS[1:])
 # Licence stated for the published descriptions and results (benchmark questions keep the
 # licences of their sources, which each dataset version names with dct:source).
-DATA_LICENSE = "https://creativecommons.org/licenses/by/4.0/"
+DATA_LICENSE = RESULTS_LICENSE.value
 
 
 def _quad(s: NamedNode | BlankNode, p: NamedNode, o: Term) -> Quad:

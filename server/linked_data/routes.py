@@ -83,6 +83,13 @@ def render_resource(
 ) -> Response:
     """Answer a request for ``iri`` (whose URL path is ``stem``) in the negotiated form.
 
+    Args:
+        iri: the resource.
+        stem: its URL path without extension.
+        extension: the format extension of the URL, if any.
+        html: renders the HTML form.
+        extra: further forms (offered after the RDF ones) and what renders each.
+
     Raises:
         Problem: 404 when the reader can see nothing about ``iri``; 406 when nothing offered
             is acceptable.
@@ -118,7 +125,7 @@ def render_resource(
     )
     response.headers["Cache-Control"] = "private, no-cache" if vis.unlocked else "no-cache"
     remember_tokens(response, bool(vis.unlocked))
-    return decorate(response, stem, DOCUMENT_FORMATS, choice)
+    return decorate(response, stem, offered, choice)
 
 
 def document_etag(svc: Services, stem: str, choice: Choice, vis: Visibility) -> str:

@@ -56,7 +56,6 @@ from server.web.auth import request_tokens
 from server.web.negotiation import CSV, HTML, Representation, decorate, negotiate
 from server.web.problems import Problem
 from store import graphs, queries
-from vocab import iris
 
 bp = Blueprint("compare", __name__)
 
@@ -222,14 +221,8 @@ def compare_query(
     a: tuple[NamedNode, NamedNode], b: tuple[NamedNode, NamedNode], kind: NamedNode
 ) -> str:
     """Return the query of both tasks' per-question F1; each task as (graph, task IRI)."""
-    terms = (
-        a[0],
-        iris.sub_iri(a[1], "cube", cube.PER_QUESTION),
-        b[0],
-        iris.sub_iri(b[1], "cube", cube.PER_QUESTION),
-        kind,
-    )
-    values = "VALUES (?graphA ?datasetA ?graphB ?datasetB ?type) { ("
+    terms = (a[0], a[1], b[0], b[1], kind)
+    values = "VALUES (?graphA ?taskA ?graphB ?taskB ?type) { ("
     values += " ".join(str(t) for t in terms) + ") }"
     return queries.load("page_compare").replace("#BINDINGS#", values)
 

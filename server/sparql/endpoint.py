@@ -31,7 +31,17 @@ from server.sparql.workers import (
 from server.web import caching, cors
 from server.web.auth import request_tokens
 from server.web.limits import check_rate, client_slot, limits
-from server.web.negotiation import GRAPH_FORMATS, HTML, NTRIPLES, RESULT_FORMATS, negotiate
+from server.web.negotiation import (
+    GRAPH_FORMATS,
+    HTML,
+    NTRIPLES,
+    RESULT_FORMATS,
+    Choice,
+    Representation,
+    accept_quality,
+    negotiate,
+    parse_accept,
+)
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError
 from vocab.project import QAB
@@ -159,6 +169,24 @@ def _dataset(
     return None, None, bool(opened)
 
 
+def _negotiate(offered: Sequence[Representation], other: Sequence[Representation]) -> Choice:
+    """Negotiate the result form; a client that only names forms of the other query kind gets
+    this kind's default (RFC 9110 lets a server disregard Accept rather than answer 406).
+
+    rdflib's SPARQLStore, for one, sends the same Accept (say, SPARQL JSON results) for every
+    query; a CONSTRUCT then gets Turtle, which it reads.
+    """
+    try:
+        return negotiate(offered)
+    except Problem as problem:
+        ranges = parse_accept(request.headers.get("Accept", ""))
+        scores = [accept_quality(rep, ranges) for rep in other if rep != HTML]
+        names_other = any(q > 0 and specificity == 2 for q, specificity in scores)
+        if problem.status != 406 or not names_other:
+            raise
+        return Choice(offered[0], "default")
+
+
 def _respond(outcome: QueryOutcome, limit: int, byte_limit: int) -> Response:
     if outcome.failure == "syntax":
         raise QuerySyntaxError(outcome.message, outcome.line, outcome.column)
@@ -284,7 +312,9 @@ def endpoint() -> Response:
     check_rate(svc_limits.sparql, "SPARQL queries")
     facts = _check(query, f"{svc.base}/sparql")
     graph = facts.form in ("CONSTRUCT", "DESCRIBE")
-    choice = negotiate(GRAPH_FORMATS if graph else RESULT_FORMATS)
+    choice = _negotiate(
+        GRAPH_FORMATS if graph else RESULT_FORMATS, RESULT_FORMATS if graph else GRAPH_FORMATS
+    )
     html = choice.rep == HTML
     media = choice.rep.media_type
     vis = svc.visibility(request_tokens())

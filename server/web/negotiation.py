@@ -160,7 +160,8 @@ QUAD_FORMATS = frozenset({NQUADS, TRIG})
 # Every form this server knows: a ?format= value none of them answers to is a typo (406).
 KNOWN: tuple[Representation, ...] = (*DOCUMENT_FORMATS, RESULTS_JSON, RESULTS_XML, CSV, TSV)
 
-EXTENSIONS = frozenset(r.extension for r in DOCUMENT_FORMATS)
+# Extensions read off resource URLs (CSV for pages that offer a table; others answer 404).
+EXTENSIONS = frozenset(r.extension for r in (*DOCUMENT_FORMATS, CSV))
 
 # Accept headers longer than this are read up to this length (hostile input stays bounded).
 MAX_ACCEPT_CHARS = 4096
@@ -304,11 +305,12 @@ def _named(offered: Sequence[Representation], name: str) -> Representation | Non
 
 
 def _format_values() -> list[str]:
-    # SPARQLWrapper repeats the parameter (format=tsv&format=text/tab-separated-values).
+    # SPARQLWrapper repeats the parameter with its Accept value, a list of media types
+    # (format=json-ld&format=application/ld+json,application/x-json+ld).
     values = request.args.getlist("format")
     if request.method == "POST" and request.mimetype == "application/x-www-form-urlencoded":
         values += request.form.getlist("format")
-    return [v for v in values if v.strip()]
+    return [part.strip() for v in values for part in v.split(",") if part.strip()]
 
 
 def negotiate(offered: Sequence[Representation], extension: str | None = None) -> Choice:

@@ -153,7 +153,6 @@ def experiment_quads(
             ),
         ),
     )
-    out += cube.structure_quads(base, g)
     out += cube.observation_quads(
         result, base=base, task=task, graph=g, system=system, dataset_version=v1
     )

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
+from evaluators.cube import structure_key
 from store import graphs
 from store.visibility import private_experiment_ids, token_hash, visible_graphs
 from tests.plugins.server import (
@@ -34,7 +35,7 @@ ROUTES = [
     (f"/experiment/{PRIVATE}.nq", None),
     (f"/experiment/{PRIVATE}?format=ttl", None),
     (f"/task/{PRIVATE}/1", "text/turtle"),
-    (f"/task/{PRIVATE}/1/cube/aggregate", "text/turtle"),
+    (f"/task/{PRIVATE}/1/cube/aggregate/{structure_key(['macro_f1'])}", "text/turtle"),
     (f"/task/{PRIVATE}/1/obs/QA/macro_f1", "text/turtle"),
     (f"/task/{PRIVATE}/1/question/1/QA", "text/turtle"),
     (f"/graph/experiment/{PRIVATE}", "application/n-quads"),
@@ -50,7 +51,7 @@ LISTS = [
 def _get(client: Any, path: str, accept: str | None, **headers: str) -> Any:
     if accept:
         headers["Accept"] = accept
-    return client.get(path, headers=headers)
+    return client.get(path, headers=headers, buffered=True)
 
 
 @pytest.mark.parametrize(("path", "accept"), ROUTES)
