@@ -130,7 +130,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     url = f"http://127.0.0.1:{port}"
     config = config_from_dict(
         {
-            "server": {"base_iri": url, "demo": True, "query_workers": 2},
+            # Every client here comes from 127.0.0.1, hundreds of queries in a minute: the
+            # per-client limits (tested in tests/server/web) would refuse the matrix itself.
+            "server": {
+                "base_iri": url,
+                "demo": True,
+                "query_workers": 2,
+                "sparql_requests_per_minute": 0,
+                "queries_per_client": 2,
+            },
             "store": {"data_dir": str(tmp / "data")},
         },
         source=REPO / "config.toml",
