@@ -76,11 +76,10 @@ def public_resources(svc: Services) -> list[NamedNode]:
         systems: dict[str, NamedNode] = {}
         if vis.can_see(catalog):
             systems.update((s.value, s) for s in _typed(svc, QAB.System, catalog))
-        for graph in sorted(vis.graphs, key=lambda g: g.value):
-            if graph.value.startswith(prefix):
-                found.append(iris.experiment_iri(base, graph.value[len(prefix) :]))
-                for system in _typed(svc, QAB.System, graph):
-                    systems.setdefault(system.value, system)
+        for graph in vis.graphs_under(prefix):
+            found.append(iris.experiment_iri(base, graph.value[len(prefix) :]))
+            for system in _typed(svc, QAB.System, graph):
+                systems.setdefault(system.value, system)
         found += [systems[k] for k in sorted(systems)]
         # Only resources whose pages this server answers (an external IRI is not ours to list).
         return [iri for iri in dict.fromkeys(found) if iri.value.startswith(base + "/")]

@@ -149,7 +149,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     server = make_server("127.0.0.1", port, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    svc.pool.start(svc.snapshot())
+    svc.pool.start()
     svc.pool.wait_ready(60)
     try:
         yield Served(url, app, experiment.value.rsplit("/", 1)[-1])
