@@ -96,7 +96,8 @@ def render_resource(
     """
     svc = services()
     renderers = dict(extra)
-    choice = negotiate((*DOCUMENT_FORMATS, *renderers), extension)
+    offered = (*DOCUMENT_FORMATS, *renderers)
+    choice = negotiate(offered, extension)
     rep = choice.rep
     vis = svc.visibility(request_tokens())
     etag = document_etag(svc, stem, choice, vis)
