@@ -68,6 +68,18 @@ class SourceFormat(StrEnum):
     LCQUAD = "lcquad"
     LCQUAD2 = "lcquad2"
     BIOASQ = "bioasq"
+    # answers files only (no question texts): evaluators.formats.simple_answers
+    ANSWERS_JSON = "answers-json"
+    ANSWERS_TSV = "answers-tsv"
+
+    @property
+    def answers_only(self) -> bool:
+        """Whether the format holds answers only (never a benchmark dataset).
+
+        >>> SourceFormat.ANSWERS_TSV.answers_only, SourceFormat.QALD_JSON.answers_only
+        (True, False)
+        """
+        return self in (SourceFormat.ANSWERS_JSON, SourceFormat.ANSWERS_TSV)
 
     @property
     def is_bioasq(self) -> bool:

@@ -122,6 +122,10 @@ class EvaluationConfig:
     # GERBIL aborts a task when errors exceed ceil(error_tolerance * questions).
     error_tolerance: float = _LIMITS.error_tolerance
     bootstrap_samples: int = _LIMITS.bootstrap_samples
+    # SPARQL-only answers (a query, no answers) are run on `kb` and scored on their results.
+    execute_queries: bool = _LIMITS.execute_queries
+    query_timeout_seconds: float = _LIMITS.query_timeout_seconds
+    query_max_rows: int = _LIMITS.query_max_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +229,8 @@ _RANGES: dict[str, tuple[float, float]] = {
     "rag.queue": (0, 1000),
     "server.page_size": (1, 1000),
     "evaluation.error_tolerance": (0, 1),
+    "evaluation.query_timeout_seconds": (0.1, 3600),
+    "evaluation.query_max_rows": (1, 10_000_000),
     "evaluation.concurrency_per_system": (1, 256),
     "evaluation.parallel_tasks": (1, 64),
     "rag.top_k": (1, 1000),

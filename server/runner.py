@@ -58,6 +58,9 @@ def run_limits(config: Config) -> RunLimits:
         error_tolerance=ev.error_tolerance,
         max_file_bytes=config.datasets.max_file_bytes,
         bootstrap_samples=ev.bootstrap_samples,
+        execute_queries=ev.execute_queries,
+        query_timeout_seconds=ev.query_timeout_seconds,
+        query_max_rows=ev.query_max_rows,
     )
 
 

@@ -148,6 +148,7 @@ PROPERTIES = [
     "millis",
     "noAnswer",
     "executedQuery",
+    "executionProblem",
     "undefinedValue",
     "goldValue",
     "systemValue",

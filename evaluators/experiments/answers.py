@@ -78,6 +78,8 @@ def reply_quads(
         triples.append((node, QAB.millis, Literal(repr(float(reply.millis)), datatype=XSD.double)))
     if reply.executed is not None:
         triples.append((node, QAB.executedQuery, Literal(reply.executed)))
+    if reply.execution_problem is not None:
+        triples.append((node, QAB.executionProblem, Literal(reply.execution_problem)))
     return [Quad(s, p, o, g) for s, p, o in triples]
 
 
@@ -121,6 +123,7 @@ def stored_replies(
         error = _flag(quads, QAB.message)
         millis = _flag(quads, QAB.millis)
         executed = _flag(quads, QAB.executedQuery)
+        problem = _flag(quads, QAB.executionProblem)
         no_answer = error is None and _flag(quads, QAB.noAnswer) is not None
         found[answer.id] = Reply(
             answer.id,
@@ -128,5 +131,6 @@ def stored_replies(
             error.value if error is not None else None,
             float(millis.value) if millis is not None else None,
             executed.value if executed is not None else None,
+            problem.value if problem is not None else None,
         )
     return found

@@ -47,6 +47,10 @@ class RunLimits:
     error_tolerance: float = DEFAULT_ERROR_TOLERANCE
     max_file_bytes: int = DEFAULT_MAX_BYTES
     bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES
+    # SPARQL-only answers are run on the knowledge base (evaluation.kb), within these bounds
+    execute_queries: bool = True
+    query_timeout_seconds: float = 30.0
+    query_max_rows: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)

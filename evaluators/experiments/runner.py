@@ -36,8 +36,22 @@ from evaluators.experiments.read import (
 )
 from evaluators.experiments.recovery import recover_interrupted
 from evaluators.experiments.run_systems import RunLimits, SystemHandles
-from evaluators.experiments.worker import Progress, ProgressEvent, StoreWriter, TaskWorker, now
+from evaluators.experiments.task import executing
+from evaluators.experiments.worker import (
+    Completion,
+    Progress,
+    ProgressEvent,
+    StoreWriter,
+    TaskWorker,
+    now,
+)
 from evaluators.knowledge.bases import KnowledgeBase, kb_graph_of, open_kb
+from evaluators.knowledge.execution import (
+    EndpointExecutor,
+    ExecutionLimits,
+    QueryExecutor,
+    open_executor,
+)
 from evaluators.qa.markings import Markings
 from evaluators.systems.protocol import public_url
 from evaluators.systems.registry import SystemRegistry
@@ -104,13 +118,36 @@ class ExperimentRunner:
         self._kb: KnowledgeBase | None = None
         self._lock = threading.Lock()
         self._writer = StoreWriter(store, base, on_write)
+        self._executor: QueryExecutor | None = None
+        self._executor_lock = threading.Lock()
         self._worker = TaskWorker(
-            self._writer, limits=limits, release=release, knowledge=lambda: self._knowledge()[0]
+            self._writer,
+            limits=limits,
+            release=release,
+            knowledge=lambda: self._knowledge()[0],
+            completion=self._completion,
         )
         self._live: set[str] = set()
         self._cancel: dict[str, threading.Event] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._prepared: dict[str, SystemHandles] = {}
+
+    def _completion(self) -> Completion | None:
+        """Return the step that runs SPARQL-only answers on the KB (None: not configured/off)."""
+        if not self.limits.execute_queries or not self._kb_spec:
+            return None
+        with self._executor_lock:
+            if self._executor is None:
+                limits = ExecutionLimits(
+                    timeout_seconds=self.limits.query_timeout_seconds,
+                    max_rows=self.limits.query_max_rows,
+                    max_bytes=self.limits.max_response_bytes,
+                )
+                executor = open_executor(self.store, self.base, self._kb_spec, limits)
+                if isinstance(executor, EndpointExecutor):
+                    executor.description = public_url(self._kb_spec)
+                self._executor = executor
+            return executing(self._executor)
 
     def _knowledge(self) -> tuple[KnowledgeBase | None, model.KbDescription | None]:
         spec = self._kb_spec

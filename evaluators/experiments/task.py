@@ -33,6 +33,7 @@ from evaluators.experiments.model import (
     TaskStatus,
 )
 from evaluators.knowledge.bases import KnowledgeBase
+from evaluators.knowledge.execution import QueryExecutor, needs_execution
 from evaluators.model import Dataset, Question, SourceFormat, language_key
 from evaluators.qa.markings import Markings
 from evaluators.qa.scoring import evaluate
@@ -52,8 +53,9 @@ class Reply:
     """What asking one question produced.
 
     ``answer`` is the system's answer; ``None`` with no ``error`` means the system has no answer
-    to this question (the classic script's "not processed"). ``executed`` notes that the answer
-    was computed by running the system's SPARQL query.
+    to this question (the classic script's "not processed"). ``executed`` names the knowledge
+    base the system's SPARQL query was run on (its results are then the answer), and
+    ``execution_problem`` why that gave no results (or that they were cut).
     """
 
     question_id: str
@@ -61,6 +63,7 @@ class Reply:
     error: str | None = None
     millis: float | None = None
     executed: str | None = None
+    execution_problem: str | None = None
 
     @property
     def answered(self) -> bool:
@@ -107,6 +110,31 @@ class ScoreSettings:
     markings_cache: MutableMapping[tuple[str, str], Markings] | None = field(
         default=None, compare=False
     )
+
+
+def executing(executor: QueryExecutor) -> Callable[[Question, Reply], Reply]:
+    """Return the ``complete`` step that runs SPARQL-only answers on ``executor``'s KB.
+
+    An answer with a query and no answer set gets the query's results as its one answer set
+    (none when the query could not run: it is then an empty answer) and the reply records the
+    knowledge base and any problem. Other replies pass unchanged.
+    """
+
+    def complete(question: Question, reply: Reply) -> Reply:
+        answer = reply.answer
+        if answer is None or answer.sparql is None or not needs_execution(answer):
+            return reply
+        outcome = executor.run(answer.sparql)
+        if outcome.answers is not None:
+            answer = replace(answer, answers=(outcome.answers,))
+        return replace(
+            reply,
+            answer=answer,
+            executed=executor.description,
+            execution_problem=outcome.problem,
+        )
+
+    return complete
 
 
 def allowed_errors(questions: int, tolerance: float) -> int:

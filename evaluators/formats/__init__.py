@@ -1,11 +1,11 @@
 """Benchmark and answer file parsers: bytes in, ``evaluators.model.Dataset`` out.
 
 One module per format (``qald_xml``, ``qald_json``, ``eqald``, ``nlq``, ``lcquad`` (1.0 and
-2.0), ``bioasq``) plus shared readers (``source``, ``xml_document``, ``jsonfield``, ``values``,
-``sparql_results``, ``question_fields``). Everything is pure: no store, no logging, no clock.
-Every problem with the input becomes a ``DatasetFormatError`` (or ``DatasetTooLargeError``)
-naming the file, the position or JSON path, and what was expected; what a parser ignored or
-repaired is listed in ``Dataset.warnings``.
+2.0), ``bioasq``, ``simple_answers``) plus shared readers (``source``, ``xml_document``,
+``jsonfield``, ``values``, ``sparql_results``, ``question_fields``). Everything is pure: no
+store, no logging, no clock. Every problem with the input becomes a ``DatasetFormatError`` (or
+``DatasetTooLargeError``) naming the file, the position or JSON path, and what was expected;
+what a parser ignored or repaired is listed in ``Dataset.warnings``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from evaluators.formats import bioasq, eqald, lcquad, nlq, qald_json, qald_xml
+from evaluators.formats import bioasq, eqald, lcquad, nlq, qald_json, qald_xml, simple_answers
 from evaluators.formats.parsing.diagnostics import Diagnostics, quote
 from evaluators.formats.parsing.jsonfield import child, describe, expect_list, item
 from evaluators.formats.parsing.source import (
@@ -35,11 +35,13 @@ _JSON_PARSERS: dict[SourceFormat, Callable[[object, Diagnostics], Dataset]] = {
     SourceFormat.NLQ: nlq.parse,
     SourceFormat.LCQUAD: lcquad.parse,
     SourceFormat.LCQUAD2: lcquad.parse_2,
+    SourceFormat.ANSWERS_JSON: simple_answers.parse_json,
     SourceFormat.BIOASQ: bioasq.parse,
 }
 _EXPECTED = (
     "expected QALD XML (root <dataset>), a JSON object with 'questions' (QALD JSON, extended "
-    "QALD JSON, BioASQ) or a JSON array of NLQ, LC-QuAD or LC-QuAD 2.0 entries"
+    "QALD JSON, BioASQ), a JSON array of NLQ, LC-QuAD, LC-QuAD 2.0 or answer entries, or "
+    "id<TAB>answer lines"
 )
 # Fields only BioASQ questions carry.
 _BIOASQ_KEYS = frozenset(
@@ -92,7 +94,12 @@ def parse_bytes(data: bytes, *, source: str, format: SourceFormat | None = None)
     try:
         if format is SourceFormat.QALD_XML or (format is None and _is_xml(data, source)):
             return qald_xml.parse(data, diag)
-        doc = load_json(decode_text(data, source), diag)
+        text = decode_text(data, source)
+        if format is SourceFormat.ANSWERS_TSV or (
+            format is None and simple_answers.looks_like_tsv(text)
+        ):
+            return simple_answers.parse_tsv(data, source)
+        doc = load_json(text, diag)
         return _JSON_PARSERS[format or _classify(doc, diag)](doc, diag)
     except RecursionError as exc:
         raise diag.error("the document nests too deeply; expected a benchmark file") from exc
@@ -187,11 +194,13 @@ def _classify(doc: object, diag: Diagnostics) -> SourceFormat:
             return SourceFormat.LCQUAD2
         if first is not None and {"id", "lang", "question"} <= first.keys():
             return SourceFormat.NLQ
+        if first is not None and "id" in first and first.keys() & {"answers", "sparql", "query"}:
+            return SourceFormat.ANSWERS_JSON
         found = describe(first) if first is not None else describe(doc)
         raise diag.error(
             f"a JSON array whose first entry is {found}; expected NLQ entries "
-            "(id, lang, question), LC-QuAD entries (_id, corrected_question) or LC-QuAD 2.0 "
-            "entries (uid, sparql_wikidata)"
+            "(id, lang, question), LC-QuAD entries (_id, corrected_question), LC-QuAD 2.0 "
+            "entries (uid, sparql_wikidata) or answers (id, answers)"
         )
     if not isinstance(doc, dict):
         raise diag.error(f"the JSON document is {describe(doc)}; {_EXPECTED}")

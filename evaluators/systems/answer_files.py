@@ -1,8 +1,9 @@
 """Answer files as systems: parse an uploaded answers file, check it against its dataset, replay it.
 
-An answers file is QALD-JSON, QALD-XML or eQALD (GERBIL QA accepts the same three), or a BioASQ
-task-b response for BioASQ datasets. Every id must be a gold question's id, and none may repeat;
-both are checked before anything runs. Pure apart from parsing bytes.
+An answers file is QALD-JSON, QALD-XML or eQALD (GERBIL QA accepts the same three), a simple
+JSON list of ``{id, answers}`` or TSV ``id<TAB>answer`` lines (``formats.simple_answers``), or a
+BioASQ task-b response for BioASQ datasets. Every id must be a gold question's id, and none may
+repeat; both are checked before anything runs. Pure apart from parsing bytes.
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ from evaluators.errors import AnswerFileError, AnswerFileMismatchError, DatasetF
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset, Question, SourceFormat, question_order
 
-# Answer files may be written in these formats (GERBIL QA accepts the same three).
-ANSWER_FORMATS = (SourceFormat.QALD_JSON, SourceFormat.QALD_XML, SourceFormat.EQALD)
+# Answer files may be written in these formats (GERBIL QA accepts the first three).
+ANSWER_FORMATS = (
+    SourceFormat.QALD_JSON,
+    SourceFormat.QALD_XML,
+    SourceFormat.EQALD,
+    SourceFormat.ANSWERS_JSON,
+    SourceFormat.ANSWERS_TSV,
+)
 
 
 class AnswerFileSystem:
@@ -42,13 +49,16 @@ def parse_answer_file(data: bytes, *, source: str, bioasq: bool = False) -> Data
         bioasq: also accept a BioASQ task-b response (for BioASQ datasets).
 
     Raises:
-        AnswerFileError: if it does not parse or is not QALD-JSON, QALD-XML or eQALD (or a
-            BioASQ response when ``bioasq`` is true).
+        AnswerFileError: if it does not parse or is not in an answer format (or a BioASQ
+            response when ``bioasq`` is true); the message gives the line or JSON path.
     """
     try:
         parsed = parse_bytes(data, source=source)
     except DatasetFormatError as exc:
-        raise AnswerFileError(f"Answers file {source} cannot be read: {exc.detail}") from exc
+        where = ""
+        if exc.line is not None:
+            where = f" at line {exc.line}" + (f", column {exc.column}" if exc.column else "")
+        raise AnswerFileError(f"Answers file {source} cannot be read{where}: {exc.detail}") from exc
     formats = (*ANSWER_FORMATS, SourceFormat.BIOASQ) if bioasq else ANSWER_FORMATS
     if parsed.format not in formats:
         allowed = ", ".join(f.value for f in formats)
@@ -70,7 +80,7 @@ def answer_file_system(data: bytes, *, source: str, gold: Dataset) -> AnswerFile
         A system that replays the file.
 
     Raises:
-        AnswerFileError: if the file is not QALD-JSON, QALD-XML or eQALD, does not parse,
+        AnswerFileError: if the file is not in an answer format, does not parse,
             holds no questions, or holds ids that are not in ``gold`` or appear twice
             (``AnswerFileMismatchError``).
     """

@@ -17,7 +17,7 @@ from evaluators.knowledge.bases import refresh_answers
 from evaluators.model import SourceFormat
 from server.cli.context import Context
 
-FORMATS = [f.value for f in SourceFormat]
+FORMATS = [f.value for f in SourceFormat if not f.answers_only]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

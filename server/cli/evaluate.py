@@ -20,16 +20,24 @@ from evaluators.experiments.task import (
     Reply,
     ScoreSettings,
     ask_questions,
+    executing,
     score_replies,
 )
 from evaluators.formats import parse_file
 from evaluators.knowledge.bases import open_kb
+from evaluators.knowledge.execution import (
+    EndpointExecutor,
+    ExecutionLimits,
+    QueryExecutor,
+    open_executor,
+)
 from evaluators.model import Dataset
 from evaluators.qa.profiles import PROFILES
 from evaluators.results import BIOASQ_PROFILE, MEASURES, EvaluationResult, to_json
 from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
-from evaluators.systems.protocol import RequestGate
+from evaluators.systems.protocol import RequestGate, public_url
 from server.cli.context import CliError, Context
+from store.protocol import RdfStore
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,6 +67,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=8,
         choices=[2, 3, 5, 8, 9],
         help="BioASQ evaluator version (MAP denominator), default 8",
+    )
+    ev.add_argument(
+        "--no-execute",
+        action="store_true",
+        help="score SPARQL-only answers (a query, no answers) as empty instead of running "
+        "their query on the knowledge base (--kb / evaluation.kb)",
     )
     ev.add_argument("--json", action="store_true", help="print one JSON document")
     ev.add_argument(
@@ -99,14 +113,33 @@ def _thresholds(specs: list[str]) -> list[tuple[str | None, str, float]]:
     return out
 
 
-def _replies(ctx: Context, gold: Dataset, path: Path, language: str) -> dict[str, Reply]:
-    """Replay the answers file through the experiments' asking path (no store, no clock)."""
+def _replies(
+    ctx: Context, gold: Dataset, path: Path, language: str, executor: QueryExecutor | None
+) -> dict[str, Reply]:
+    """Replay the answers file through the experiments' asking path (no clock).
+
+    With an executor, SPARQL-only answers are run on its knowledge base first.
+    """
     data = read_answers(path, ctx.config.datasets.max_file_bytes)
     parsed = parse_answer_file(data, source=path.name, bioasq=gold.is_bioasq)
     system = AnswerFileSystem(parsed.by_id())
     settings = AskSettings(language=language, error_tolerance=1.0, concurrency=1, timed=False)
-    outcome = ask_questions(gold, system, RequestGate(1), settings)
+    complete = executing(executor) if executor is not None else None
+    outcome = ask_questions(gold, system, RequestGate(1), settings, complete=complete)
     return outcome.replies
+
+
+def _executor(ctx: Context, kb_spec: str, store: RdfStore | None) -> QueryExecutor:
+    ev = ctx.config.evaluation
+    limits = ExecutionLimits(
+        timeout_seconds=ev.query_timeout_seconds,
+        max_rows=ev.query_max_rows,
+        max_bytes=ev.max_response_bytes,
+    )
+    executor = open_executor(store, ctx.config.base_iri, kb_spec, limits)
+    if isinstance(executor, EndpointExecutor):
+        executor.description = public_url(kb_spec)
+    return executor
 
 
 def _unknown_ids(ctx: Context, gold: Dataset, path: Path) -> tuple[str, ...]:
@@ -132,11 +165,14 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         if profile not in PROFILES:
             raise CliError(f"--profile {profile!r}: expected one of {', '.join(PROFILES)}")
     kb = None
+    executor = None
     kb_spec = args.kb if args.kb is not None else ctx.config.evaluation.kb
     if kb_spec and not gold.is_bioasq:
         store = None if kb_spec.startswith(("http://", "https://")) else ctx.store
         kb = open_kb(store, ctx.config.base_iri, kb_spec)
-    replies = _replies(ctx, gold, args.answers, args.language)
+        if ctx.config.evaluation.execute_queries and not args.no_execute:
+            executor = _executor(ctx, kb_spec, store)
+    replies = _replies(ctx, gold, args.answers, args.language, executor)
     settings = ScoreSettings(
         profile=profile,
         language=args.language,
@@ -146,6 +182,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         bioasq_version=args.bioasq_version,
     )
     result = score_replies(gold, replies, settings)
+    result = _with_execution_notes(result, replies)
     unknown = _unknown_ids(ctx, gold, args.answers)
     if unknown and not gold.is_bioasq:
         result = replace(result, unknown_ids=unknown)
@@ -163,6 +200,21 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         shown = "undefined" if c["value"] is None else f"{c['value']:.4f}"
         print(f"qabench: {c['measure']} = {shown} < {c['threshold']}", file=sys.stderr)
     return 1 if missed else 0
+
+
+def _with_execution_notes(result: EvaluationResult, replies: dict[str, Reply]) -> EvaluationResult:
+    """Add to the notes how many SPARQL-only answers were run, and what went wrong."""
+    ran = [r for r in replies.values() if r.executed is not None]
+    if not ran:
+        return result
+    failed = [r for r in ran if r.execution_problem is not None]
+    notes = [
+        f"{len(ran)} SPARQL-only answer(s) scored on the results of their query, run on "
+        f"{ran[0].executed}"
+    ]
+    for r in failed[:20]:
+        notes.append(f"question {r.question_id}: {r.execution_problem}")
+    return replace(result, notes=(*result.notes, *notes))
 
 
 def _check_thresholds(

@@ -11,6 +11,7 @@ import argparse
 import getpass
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +82,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="scoring profile (repeatable; default evaluation.default_profile)",
     )
     run.add_argument("--publish", action="store_true", help="make the experiment public at once")
+    run.add_argument("--no-execute", action="store_true", help=NO_EXECUTE_HELP)
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     run.set_defaults(func=run_run)
 
     resume = act.add_parser("resume", help="finish the interrupted tasks of an experiment")
     resume.add_argument("id")
+    resume.add_argument("--no-execute", action="store_true", help=NO_EXECUTE_HELP)
     resume.add_argument(
         "--system",
         action="append",
@@ -187,8 +190,17 @@ def answer_systems(values: list[str]) -> list[SystemRequest]:
 # ---------------------------------------------------------------------------- commands
 
 
-def _runner(ctx: Context) -> ExperimentRunner:
-    runner = build_runner(ctx.config, ctx.store)
+NO_EXECUTE_HELP = (
+    "score SPARQL-only answers (a query, no answers) as empty instead of running their query "
+    "on the knowledge base (evaluation.kb)"
+)
+
+
+def _runner(ctx: Context, *, execute: bool = True) -> ExperimentRunner:
+    config = ctx.config
+    if not execute:
+        config = replace(config, evaluation=replace(config.evaluation, execute_queries=False))
+    runner = build_runner(config, ctx.store)
     recover_interrupted(ctx.store, ctx.config.base_iri)
     return runner
 
@@ -262,7 +274,7 @@ def run_run(ctx: Context, args: argparse.Namespace) -> int:
         owner=owner,
         publish=args.publish,
     )
-    runner = _runner(ctx)
+    runner = _runner(ctx, execute=not args.no_execute)
     submission = runner.submit(request)
     # The token is shown (and kept in a file only its owner can read) before the first question
     # is asked: an interrupted run must not lose it.
@@ -312,7 +324,7 @@ def write_token(data_dir: Path, experiment_id: str, token: str) -> Path:
 def run_resume(ctx: Context, args: argparse.Namespace) -> int:
     """Finish the interrupted tasks of an experiment."""
     overrides = {s.name: s for s in web_systems(args.system) + answer_systems(args.answers)}
-    runner = _runner(ctx)
+    runner = _runner(ctx, execute=not args.no_execute)
     bar = _Bar()
     try:
         summary = runner.resume(args.id, progress=bar, overrides=overrides)

@@ -323,3 +323,63 @@ def test_json_is_valid_even_for_usage_errors(capsys: pytest.CaptureFixture[str])
     # without --json nothing but the usage and the message, on stderr
     status, out, err = run(capsys, "evaluate", "--dataset", str(QUESTIONS))
     assert status == 2 and out == "" and err.startswith("usage: qabench evaluate")
+
+
+def test_sparql_only_answers_are_run_on_the_kb_unless_no_execute(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pyoxigraph import NamedNode
+
+    from store.triplestore import TripleStore
+    from vocab.project import QAB
+
+    d = str(tmp_path / "data")
+    kb = str(EXAMPLES / "example-kb.ttl")
+    assert run(capsys, "--data-dir", d, "kb", "load", kb, "--name", "example")[0] == 0
+    gold = json.loads(QUESTIONS.read_text("utf-8"))["questions"]
+    # a text-to-SPARQL system: queries only, in the simple JSON list format
+    only = [{"id": q["id"], "sparql": q["query"]["sparql"]} for q in gold]
+    path = tmp_path / "queries.json"
+    path.write_text(json.dumps(only), "utf-8")
+    base = ("--data-dir", d, "--dataset", str(QUESTIONS), "--answers", str(path), "--kb", "example")
+    ran = evaluate_json(capsys, *base)
+    assert ran["results"]["QA"]["macro_f1"] == 1.0 and ran["results"]["QA"]["questions"] == 8
+    assert any("8 SPARQL-only answer(s)" in note for note in ran["notes"])
+    off = evaluate_json(capsys, *base, "--no-execute")
+    assert off["results"]["QA"]["macro_f1"] == 0.0
+    assert not any("SPARQL-only" in note for note in off.get("notes", []))
+
+    # the experiment path runs them too (evaluation.kb) and records it on each stored reply
+    config = tmp_path / "config.toml"
+    config.write_text(f'[store]\ndata_dir = "{d}"\n[evaluation]\nkb = "example"\n')
+    status, out, err = run(
+        capsys, "--config", str(config), "datasets", "load", str(QUESTIONS), "--name", "ex"
+    )
+    assert status == 0, err
+    status, out, err = run(
+        capsys, "--config", str(config), "experiment", "run", "--dataset", "ex",
+        "--answers", f"t2s={path}", "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    (task,) = json.loads(out)["tasks"]
+    assert task["results"]["QA"]["macro_f1"] == 1.0
+    store = TripleStore.open(tmp_path / "data" / "store")
+    try:
+        executed = list(store.quads(None, QAB.executedQuery, None, None))
+        assert len(executed) == 8
+        assert all(q.object.value.endswith("/kb/example") for q in executed)
+        assert all(isinstance(q.subject, NamedNode) for q in executed)
+    finally:
+        store.close()
+
+
+def test_malformed_tsv_answers_name_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "answers.tsv"
+    path.write_text("1\thttp://dbpedia.org/resource/Danube\n2 291134\n", "utf-8")
+    status, out, err = run(
+        capsys, "evaluate", "--dataset", str(QUESTIONS), "--answers", str(path), "--json"
+    )
+    assert status == 2 and "at line 2" in err and "no tab" in err
+    assert "at line 2" in json.loads(out)["error"]["message"]
