@@ -29,9 +29,11 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import re
 import resource
 import struct
 from collections.abc import Callable
+from pathlib import Path
 
 NAMESPACE = "network namespace"
 USER_NAMESPACE = "user and network namespace"
@@ -130,8 +132,23 @@ MECHANISMS: tuple[tuple[str, Callable[[], bool]], ...] = (
 )
 
 
+def _threads() -> int:
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return 1
+    found = re.search(r"^Threads:\s+(\d+)", status, re.MULTILINE)
+    return int(found.group(1)) if found else 1
+
+
 def cut_off_network() -> str:
-    """Apply the first mechanism that works; return its name, or ``""`` when none did."""
+    """Apply the first mechanism that works; return its name, or ``""`` when none did.
+
+    Only in a process with one thread: every mechanism changes the calling thread and the
+    threads it creates afterwards, so a thread that already ran would keep its network.
+    """
+    if _threads() != 1:
+        return ""
     for name, apply in MECHANISMS:
         if apply():
             return name

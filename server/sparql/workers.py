@@ -215,7 +215,8 @@ class QueryPool:
         else:
             log.warning(
                 "SPARQL query workers could not be cut off the network (no network namespace, "
-                "no seccomp on this platform): SERVICE is refused by the query checks only"
+                "no seccomp on this platform, or a worker started with more than one thread): "
+                "SERVICE is refused by the query checks only"
             )
 
     def _spawn_later(self) -> None:

@@ -20,6 +20,7 @@ SELECT ?measure ?value WHERE {{
 }} ORDER BY ?measure
 """
 EXPECTED = {
+    "http://w3id.org/gerbil/vocab#Macro_F1_QALD": 0.5,
     "http://w3id.org/gerbil/vocab#macroF1": 0.5,
     "http://w3id.org/gerbil/vocab#microF1": 0.6,
 }

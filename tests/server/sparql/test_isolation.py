@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from multiprocessing.connection import Connection
+from typing import Any
 
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
@@ -16,7 +17,6 @@ from pyoxigraph import Literal, NamedNode, Quad
 from server.sparql import guard, isolation
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
 from store.triplestore import TripleStore
-from tests.server.sparql.test_limits import Listener
 
 QUERY = "SELECT * {{ ?s ?p ?o SERVICE <{url}> {{ ?a ?b ?c }} }}"
 MECHANISMS = {name: apply for name, apply in isolation.MECHANISMS}
@@ -65,8 +65,17 @@ def _run(mechanism: str, url: str) -> tuple[bool, QueryOutcome]:
     return answer
 
 
+def _listener() -> Any:
+    # Imported here, not at the top: the child imports this module, and the live-server
+    # plugins behind test_limits start a thread at import, after which a process may no longer
+    # enter a new user namespace (a real worker imports only what it needs: one thread).
+    from tests.server.sparql.test_limits import Listener
+
+    return Listener()
+
+
 def test_without_isolation_the_unguarded_query_connects() -> None:
-    listener = Listener()
+    listener = _listener()
     try:
         _run("", listener.url)
         time.sleep(0.2)
@@ -78,7 +87,7 @@ def test_without_isolation_the_unguarded_query_connects() -> None:
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
 def test_an_isolated_worker_connects_nowhere(mechanism: str) -> None:
-    listener = Listener()
+    listener = _listener()
     try:
         applied, outcome = _run(mechanism, listener.url)
         time.sleep(0.2)
