@@ -1,10 +1,12 @@
-"""The experiment index: every experiment's tasks, their states and its systems, kept from changes.
+"""The experiment index: every experiment's tasks, states, systems and scores, kept from changes.
 
-The lists of experiments and systems must answer in time that grows with the page shown, not
-with the number of experiments in the store. So each experiment graph is summarised once, with a
-query bound to that graph, and summarised again only when a change touches the graph;
-experiments are kept in id order (ids sort by date), so a page is a slice. ``build`` reads every
-experiment once (at start-up, and after a write whose effect is unknown). The index holds all
+The lists of experiments and systems, and the leaderboards, must answer in time that grows with
+what they show, not with the number of experiments in the store. So each experiment graph is
+summarised once, with queries bound to that graph, and summarised again only when a change
+touches the graph; experiments are kept in id order (ids sort by date), so a page is a slice,
+and each (dataset version, experiment type) pair knows the experiments that scored on it, with
+their aggregate values (``TaskScores``), so a leaderboard reads only those. ``build`` reads
+every experiment once (at start-up, and after a write whose effect is unknown). The index holds all
 experiments, private ones too: callers filter by what the reader may see. Not thread-safe: one
 owner applies changes (the server's ``Services``).
 """
@@ -12,12 +14,15 @@ owner applies changes (the server's ``Services``).
 from __future__ import annotations
 
 import bisect
+import math
+from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode, QuerySolutions
 
+from evaluators.results import MEASURES
 from store import graphs, queries
 from store.changes import Change
 from store.protocol import RdfStore
@@ -32,6 +37,37 @@ class SystemCount:
     tasks: int
 
 
+# Every measure's slot in a TaskScores' values (term IRI -> position); NaN marks no value.
+_SLOTS = {info.term.value: n for n, info in enumerate(MEASURES.values())}
+
+
+@dataclass(frozen=True, slots=True)
+class TaskScores:
+    """The aggregate values of one task for one experiment type, with what a board ranks by.
+
+    ``values`` packs one double per measure (``_SLOTS`` order, NaN when absent): about 370
+    bytes per task and type, so 10,000 experiments cost megabytes, not a store scan.
+    """
+
+    task: str
+    system: str
+    version: str
+    type: str  # the experiment type's IRI
+    language: str
+    profile: str  # the profile's IRI
+    kind: str | None
+    builtin: str | None
+    values: bytes
+
+    def value(self, measure: str) -> float | None:
+        """Return the value of ``measure`` (its term IRI), or None when the task has none."""
+        slot = _SLOTS.get(measure)
+        if slot is None:
+            return None
+        found = memoryview(self.values).cast("d")[slot]
+        return None if math.isnan(found) else found
+
+
 @dataclass(frozen=True, slots=True)
 class ExperimentEntry:
     """One experiment as the lists show it."""
@@ -43,6 +79,7 @@ class ExperimentEntry:
     started: str | None
     states: tuple[str, ...]
     systems: tuple[SystemCount, ...]
+    scores: tuple[TaskScores, ...] = ()
 
 
 def _text(term: object) -> str | None:
@@ -77,6 +114,49 @@ class _Builder:
         )
 
 
+def _scores(rows: QuerySolutions) -> dict[str, tuple[TaskScores, ...]]:
+    """Group board rows by graph, then by task and experiment type."""
+    found: dict[str, dict[tuple[str, str], tuple[list[str | None], array[float]]]] = {}
+    for row in rows:
+        graph, measure, value = row["graph"], row["measure"], row["value"]
+        slot = _SLOTS.get(measure.value) if isinstance(measure, NamedNode) else None
+        if not isinstance(graph, NamedNode) or slot is None or not isinstance(value, Literal):
+            continue
+        try:
+            number = float(value.value)
+        except ValueError:
+            continue
+        keys = [
+            _text(row[name])
+            for name in ("task", "system", "version", "type", "language", "profile")
+        ]
+        if None in keys:
+            continue
+        per_graph = found.setdefault(graph.value, {})
+        key = (str(keys[0]), str(keys[3]))
+        if key not in per_graph:
+            keys += [_text(row["kind"]), _text(row["builtin"])]
+            per_graph[key] = (keys, array("d", [math.nan]) * len(_SLOTS))
+        per_graph[key][1][slot] = number
+    return {
+        graph: tuple(
+            TaskScores(
+                task=str(keys[0]),
+                system=str(keys[1]),
+                version=str(keys[2]),
+                type=str(keys[3]),
+                language=str(keys[4]),
+                profile=str(keys[5]),
+                kind=keys[6],
+                builtin=keys[7],
+                values=values.tobytes(),
+            )
+            for _key, (keys, values) in sorted(per_graph.items())
+        )
+        for graph, per_graph in found.items()
+    }
+
+
 def _entries(rows: QuerySolutions) -> dict[str, ExperimentEntry]:
     found: dict[str, _Builder] = {}
     for row in rows:
@@ -107,20 +187,44 @@ class ExperimentIndex:
         self._entries: dict[str, ExperimentEntry] = {}
         self._order: list[str] = []  # graph IRIs, ascending experiment id
         self._systems: dict[str, list[str]] = {}  # system IRI -> its experiments' graph IRIs
+        # (dataset version IRI, experiment type IRI) -> graph IRIs of experiments scored on it
+        self._boards: dict[tuple[str, str], set[str]] = {}
         self.version = 0
         self.build()
 
-    def build(self) -> None:
-        """Summarise every experiment of the store (one query over all experiment graphs)."""
-        result = self._store.query(queries.load("experiment_index"))
+    def _read(self, graph: NamedNode | None = None) -> dict[str, ExperimentEntry]:
+        """Summarise the experiment in ``graph`` (or every experiment: two queries in all)."""
+        bound = {"graph": graph} if graph is not None else None
+        result = self._store.query(queries.load("experiment_index"), substitutions=bound)
         assert isinstance(result, QuerySolutions)
         entries = _entries(result)
-        self._entries = {g: e for g, e in entries.items() if g.startswith(self._prefix)}
+        result = self._store.query(queries.load("experiment_board"), substitutions=bound)
+        assert isinstance(result, QuerySolutions)
+        scores = _scores(result)
+        return {
+            g: replace(e, scores=scores.get(g, ()))
+            for g, e in entries.items()
+            if g.startswith(self._prefix)
+        }
+
+    def _boards_of(self, name: str, entry: ExperimentEntry, add: bool) -> None:
+        for key in {(s.version, s.type) for s in entry.scores}:
+            if add:
+                self._boards.setdefault(key, set()).add(name)
+            else:
+                self._boards.get(key, set()).discard(name)
+
+    def build(self) -> None:
+        """Summarise every experiment of the store (two queries over all experiment graphs)."""
+        self._entries = self._read()
         self._order = sorted(self._entries)
         self._systems = {}
+        self._boards = {}
         for name in self._order:
-            for system in self._entries[name].systems:
+            entry = self._entries[name]
+            for system in entry.systems:
                 self._systems.setdefault(system.iri, []).append(name)
+            self._boards_of(name, entry, add=True)
         self.version += 1
 
     def apply(self, changes: list[Change]) -> bool:
@@ -136,17 +240,15 @@ class ExperimentIndex:
         }
         changed = False
         for name in touched:
-            result = self._store.query(
-                queries.load("experiment_index"), substitutions={"graph": NamedNode(name)}
-            )
-            assert isinstance(result, QuerySolutions)
-            entry = _entries(result).get(name)
+            entry = self._read(NamedNode(name)).get(name)
             if entry == self._entries.get(name):
                 continue
             changed = True
             old = self._entries.get(name)
             for system in old.systems if old is not None else ():
                 self._systems[system.iri].remove(name)
+            if old is not None:
+                self._boards_of(name, old, add=False)
             if entry is None:
                 del self._entries[name]
                 self._order.remove(name)
@@ -156,6 +258,7 @@ class ExperimentIndex:
             self._entries[name] = entry
             for system in entry.systems:
                 bisect.insort(self._systems.setdefault(system.iri, []), name)
+            self._boards_of(name, entry, add=True)
         if changed:
             self.version += 1
         return changed
@@ -175,6 +278,18 @@ class ExperimentIndex:
             entry = self._entries[name]
             if visible(entry.graph):
                 yield entry
+
+    def board(
+        self, version: str, kind: str, visible: Callable[[NamedNode], bool]
+    ) -> Iterator[tuple[ExperimentEntry, TaskScores]]:
+        """Yield the scores of ``kind`` (a type IRI) on ``version`` of the visible experiments."""
+        for name in sorted(self._boards.get((version, kind), ())):
+            entry = self._entries.get(name)
+            if entry is None or not visible(entry.graph):
+                continue
+            for scores in entry.scores:
+                if scores.version == version and scores.type == kind:
+                    yield entry, scores
 
     def count(self, visible: Callable[[NamedNode], bool]) -> int:
         """Return how many experiments ``visible`` accepts."""

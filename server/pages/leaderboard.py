@@ -5,8 +5,10 @@ system by its best task under the profile's headline measure (``evaluators.repor
 Macro F1 QALD for the GERBIL profiles and strict, processed F1 then F-1 Global for
 qald-classic, macro F1 for C2KB-style types, the official main measure for BioASQ types);
 ``&measure=<id>`` ranks by another measure instead. Sanity systems (``gold``) are listed apart
-and never ranked. It reads only published experiments: the query runs on the query workers over
-the public replica (time limit included), never on graphs a token opened. The page draws the
+and never ranked. It reads only published experiments, from the experiment index
+(``server.listings``: each experiment's aggregate values per dataset version and type, so the
+cost follows the tasks on the board), never graphs a token opened; the SPARQL query it links to
+gives the same rows over the public endpoint. The page draws the
 ranking as an inline SVG bar chart and links every row to its experiment and task, and to the
 SPARQL query behind the table; ``Accept: text/csv`` (or ``?format=csv``) gives the board as CSV.
 Ranking itself is pure (``best_per_system``, ``board``), so other lists can reuse it.
@@ -14,7 +16,6 @@ Ranking itself is pure (``best_per_system``, ``board``), so other lists can reus
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -39,10 +40,7 @@ from server.pages.compare import DATA_FORMS, JSON_REPORT
 from server.pages.pagination import link_header, page_number, paginate
 from server.pages.tables import column, format_value
 from server.services import Services, services
-from server.sparql.endpoint import RESULT_TYPES
-from server.sparql.jobs import QueryJob
 from server.sparql.page import query_link
-from server.sparql.workers import PoolError
 from server.web.negotiation import CSV, HTML, decorate, negotiate
 from server.web.problems import Problem
 from store import graphs, queries
@@ -147,33 +145,42 @@ def board_query(version: NamedNode, kind: NamedNode, ranking: tuple[str, str]) -
     return queries.load("page_leaderboard").replace("#BINDINGS#", values)
 
 
-def _rows(svc: Services, text: str) -> list[dict[str, str]]:
-    job = QueryJob(
-        text,
-        f"{svc.base}/sparql",
-        str(svc.view().path),  # the public view: published experiments only
-        None,
-        None,
-        RESULT_TYPES[0],
-        None,
-        svc.config.server.max_result_rows,
-        f"{svc.base}/sparql#truncation",
-    )
-    try:
-        outcome = svc.pool.run(job)
-    except PoolError as exc:
-        raise Problem(
-            503, f"The leaderboard query did not finish: {exc}.", headers={"Retry-After": "2"}
-        ) from exc
-    if outcome.failure is not None:
-        raise Problem(500, "The leaderboard query failed.")
-    by_term = {info.term.value: key for key, info in MEASURES.items()}
+def board_rows(
+    svc: Services, version: NamedNode, kind: NamedNode, ranking: tuple[str, str]
+) -> list[dict[str, str]]:
+    """Return the rows ``best_per_system`` ranks: the ranking values of every published task.
+
+    Read from the experiment index (``server.listings``), which keeps each experiment's
+    aggregate values per dataset version and type: the cost follows the tasks on the board,
+    never the number of observations in the store. Published experiments only, whatever
+    tokens the reader holds (as the query behind the table, run on the public view).
+    """
+    published = svc.visibility().can_see
     rows = []
-    for binding in json.loads(outcome.body)["results"]["bindings"]:
-        row = {name: cell["value"] for name, cell in binding.items()}
-        row["measure"] = by_term.get(row.get("measure", ""), "")
-        row["profile"] = _PROFILE_BY_TERM.get(row.get("profile", ""), row.get("profile", ""))
-        rows.append(row)
+    for entry, scores in svc.experiments.board(version.value, kind.value, published):
+        labels = {s.iri: s.label for s in entry.systems}
+        for measure in ranking:
+            value = scores.value(MEASURES[measure].term.value)
+            if value is None:
+                continue
+            row = {
+                "task": scores.task,
+                "system": scores.system,
+                "measure": measure,
+                "value": repr(value),
+                "label": labels.get(scores.system, ""),
+                "experiment": entry.iri,
+                "language": scores.language,
+                "profile": _PROFILE_BY_TERM.get(scores.profile, scores.profile),
+            }
+            for name, found in (
+                ("created", entry.started),
+                ("kind", scores.kind),
+                ("builtin", scores.builtin),
+            ):
+                if found is not None:
+                    row[name] = found
+            rows.append(row)
     return rows
 
 
@@ -261,10 +268,12 @@ def leaderboard() -> Response:
             version_term = NamedNode(version)
         except ValueError as exc:
             raise Problem(400, "Pass ?version= as the absolute IRI of a dataset version.") from exc
-        text = board_query(version_term, term, ranking)
-        # Published results change only with the store: one query per generation and board.
+        text = board_query(version_term, term, ranking)  # what the page links to
+        # Published results change only with the store: read once per generation and board.
         found: list[dict[str, str]] = svc.cache.get_or_make(
-            svc.generation, f"leaderboard {text}", lambda: _rows(svc, text)
+            svc.generation,
+            f"leaderboard {version_term} {term} {' '.join(ranking)}",
+            lambda: board_rows(svc, version_term, term, ranking),
         )
         rows = [r for r in found if profile == ANY or r["profile"] == profile]
         entries = best_per_system(rows, ranking)

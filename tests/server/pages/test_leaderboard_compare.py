@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from evaluators.results import MEASURES
 from evaluators.significance import approximate_randomisation
 from server.pages.compare import ITERATIONS
 from server.pages.tables import DASH, format_value
@@ -184,8 +185,20 @@ def test_compare_system_and_leaderboard_links_reproduce_their_tables(
     found = {r["task"]["value"] for r in run_query_link(pages_world, system)}
     assert found == {tasks["gold"].iri, f"{PAGES_BASE}/task/{pages_world.tiny.id}/1"}
     board = get_page(pages_world, f"/leaderboard?version={VERSION}").get_data(as_text=True)
-    ranked = {r["label"]["value"] for r in run_query_link(pages_world, board)}
+    linked = run_query_link(pages_world, board)
+    ranked = {r["label"]["value"] for r in linked}
     assert ranked == {s for s, t in tasks.items() if t.results}
+    # The page reads the experiment index; the linked query gives the same values.
+    by_query = {
+        (r["task"]["value"], r["measure"]["value"]): float(r["value"]["value"]) for r in linked
+    }
+    doc = get_page(pages_world, f"/leaderboard?version={VERSION}", JSON).get_json()
+    entries = doc["entries"] + doc["sanity_checks"]
+    assert len(entries) == len(ranked) >= 3
+    for entry in entries:
+        for measure in doc["ranking"]:
+            key = (entry["task"], str(MEASURES[measure].term.value))
+            assert entry[measure] == by_query.get(key)
 
 
 # ---------------------------------------------------------------- pure parts

@@ -1,0 +1,68 @@
+"""The experiment index (server.listings) on a real store: kept from changes, it always equals
+an index built from scratch, and its boards hold the aggregate values the store holds."""
+
+from __future__ import annotations
+
+from pyoxigraph import NamedNode, Quad
+
+from evaluators.results import MEASURES
+from server.listings import ExperimentIndex
+from store import graphs
+from tests.plugins.experiment_pages import PagesWorld
+
+MACRO_F1 = MEASURES["macro_f1"].term.value
+
+
+def _copy(world: PagesWorld, new_id: str) -> list[Quad]:
+    """Return the published experiment's graph again under another id (as a new experiment)."""
+    svc = world.services
+    old_id = world.published.id
+    graph = graphs.experiment_graph(svc.base, old_id)
+    out = []
+    for q in svc.store.quads(graph=graph):
+        terms = [
+            NamedNode(t.value.replace(old_id, new_id)) if isinstance(t, NamedNode) else t
+            for t in (q.subject, q.predicate, q.object)
+        ]
+        out.append(Quad(*terms, graphs.experiment_graph(svc.base, new_id)))  # type: ignore[arg-type]
+    return out
+
+
+def test_the_index_kept_from_changes_equals_one_built_from_scratch(
+    fresh_world: PagesWorld,
+) -> None:
+    svc = fresh_world.services
+    kept = svc.experiments
+    everyone = svc.visibility().can_see
+    version = next(s.version for e in kept.entries() for s in e.scores)
+    qa = next(s.type for e in kept.entries() for s in e.scores if s.type.endswith("#QA"))
+    before = list(kept.board(version, qa, everyone))
+    assert before and all(s.value(MACRO_F1) is not None or s.builtin for _, s in before)
+
+    copied = _copy(fresh_world, "209901010001")
+    svc.store.add(copied)
+    svc.notify_write()
+    assert kept.entries() == ExperimentIndex(svc.store, svc.base).entries()
+    after = list(kept.board(version, qa, svc.visibility().can_see))
+    new = [s for e, s in after if e.id == "209901010001"]
+    published = [s for e, s in before if e.id == fresh_world.published.id]
+    assert len(new) == len(published) >= 2
+    assert [s.value(MACRO_F1) for s in new] == [s.value(MACRO_F1) for s in published]
+
+    # an experiment removed leaves every board it was on
+    svc.store.drop_graphs([graphs.experiment_graph(svc.base, "209901010001")])
+    svc.notify_write()
+    assert kept.entries() == ExperimentIndex(svc.store, svc.base).entries()
+    assert list(kept.board(version, qa, svc.visibility().can_see)) == before
+
+
+def test_boards_yield_only_what_the_reader_may_see(pages_world: PagesWorld) -> None:
+    svc = pages_world.services
+    index = svc.experiments
+    version = next(s.version for e in index.entries() for s in e.scores)
+    qa = next(s.type for e in index.entries() for s in e.scores if s.type.endswith("#QA"))
+    anyone = {e.id for e, _ in index.board(version, qa, svc.visibility().can_see)}
+    everything = {e.id for e, _ in index.board(version, qa, lambda _g: True)}
+    assert pages_world.private.id in everything - anyone
+    assert pages_world.published.id in anyone
+    assert list(index.board(version, "http://example.org/no-such-type", lambda _g: True)) == []
