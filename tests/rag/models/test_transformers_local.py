@@ -156,7 +156,11 @@ def test_smollm2_answers_end_to_end_offline(
     second_load = time.perf_counter() - started
     assert (cached / "model.safetensors").stat().st_mtime == stamp  # not converted twice
     assert second_load < first_load
-    system = make_rag_system(again, RagSettings(top_k=10, snippets=5, llm_documents=2))
+    # Short budgets: the test proves the path, not the prose (CI time).
+    budgets = RagSettings(
+        top_k=10, snippets=5, llm_documents=2, extract_tokens=48, answer_tokens=96
+    )
+    system = make_rag_system(again, budgets)
     progress: list[Any] = []
     run = system.ask(ASPIRIN, progress=progress.append)
     assert [t.stage for t in run.timings] == ["expand", "retrieve", "extract", "rerank", "answer"]
