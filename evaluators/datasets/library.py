@@ -195,6 +195,10 @@ def load_dataset_bytes(
     )
 
 
+# From this many quads on, a version's questions are written with the bulk writer.
+BULK_QUADS = 200_000
+
+
 def store_dataset(
     store: RdfStore,
     base: str,
@@ -254,10 +258,15 @@ def store_dataset(
     graph = graphs.dataset_graph(base, name, number)
     questions = [q for q in quads if q.graph_name == graph]
     entry = [q for q in quads if q.graph_name != graph]
-    # The questions go in with the bulk writer; the version becomes visible (the catalog names
-    # its graph) only with the small transactional write of its entry (store/graphs.py).
+    # Large versions go in with the bulk writer (small ones in one transaction: the bulk
+    # writer's fixed cost per call is larger than their write); either way the version becomes
+    # visible (the catalog names its graph) only with the small transactional write of its
+    # entry (store/graphs.py).
     try:
-        store.bulk_add(questions)
+        if len(questions) >= BULK_QUADS:
+            store.bulk_add(questions)
+        else:
+            store.add(questions)
         store.add(entry)
     except StoreError:
         _drop_quietly(store, graph)
@@ -329,7 +338,9 @@ def list_versions(store: RdfStore, base: str, name: str | None = None) -> list[V
     A stored record that cannot be read (a missing or malformed value) is skipped with a
     warning in the log, so that one bad version never breaks listings, forms or submissions.
     """
-    rows = store.select(queries.load("dataset_versions"))
+    # One dataset's versions are read by binding its IRI: the cost follows that dataset.
+    bound = {} if name is None else {"dataset": iris.dataset_iri(base, name)}
+    rows = store.select(queries.load("dataset_versions"), **bound)
     result = []
     for row in rows:
         if name is not None and row["name"].value != name:

@@ -76,6 +76,23 @@ def test_read_back_dataset_matches_the_file(store: TripleStore) -> None:
         assert a.text("en") == b.text("en")
 
 
+def test_large_versions_go_through_the_bulk_writer_with_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Small versions are one transaction, large ones bulk-written; both store the same graph.
+    path = EXAMPLES / "example-questions.json"
+    graphs_of, read = {}, {}
+    for mode, threshold in (("transaction", library.BULK_QUADS), ("bulk", 1)):
+        monkeypatch.setattr(library, "BULK_QUADS", threshold)
+        store = TripleStore.open(tmp_path / mode)
+        info = library.load_dataset(store, BASE, path).info
+        graphs_of[mode] = {str(q) for q in store.quads(graph=NamedNode(info.graph))}
+        read[mode] = library.read_dataset(store, info).questions
+        store.close()
+    assert graphs_of["bulk"] == graphs_of["transaction"] and len(graphs_of["bulk"]) > 100
+    assert read["bulk"] == read["transaction"] and len(read["bulk"]) == 8
+
+
 def test_unknown_dataset_lists_what_is_loaded(store: TripleStore) -> None:
     library.load_dataset(store, BASE, EXAMPLES / "example-questions.json")
     with pytest.raises(UnknownDatasetError, match="qabench-example"):
