@@ -269,15 +269,20 @@ def leaderboard() -> Response:
         except ValueError as exc:
             raise Problem(400, "Pass ?version= as the absolute IRI of a dataset version.") from exc
         text = board_query(version_term, term, ranking)  # what the page links to
-        # Published results change only with the store: read once per generation and board.
-        found: list[dict[str, str]] = svc.cache.get_or_make(
+
+        def _ranked() -> Ranked[Entry]:
+            found = board_rows(svc, version_term, term, ranking)
+            rows = [r for r in found if profile == ANY or r["profile"] == profile]
+            return board(best_per_system(rows, ranking))
+
+        # Published results change only with the store: ranked once per generation and board.
+        ranked: Ranked[Entry] = svc.cache.get_or_make(
             svc.generation,
-            f"leaderboard {version_term} {term} {' '.join(ranking)}",
-            lambda: board_rows(svc, version_term, term, ranking),
+            f"leaderboard {version_term} {term} {' '.join(ranking)} {profile}",
+            _ranked,
         )
-        rows = [r for r in found if profile == ANY or r["profile"] == profile]
-        entries = best_per_system(rows, ranking)
-    ranked = board(entries)
+    else:
+        ranked = board(entries)
     if choice.rep == CSV:
         body = to_csv(board_table(ranked, ranking))
         return decorate(Response(body, mimetype="text/csv"), "", (), choice)

@@ -53,9 +53,18 @@ def _literals(svc: Services, iri: NamedNode, predicate: NamedNode, graph: NamedN
 def system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     """Render a system with its tasks in the experiments the reader may see, a page at a time.
 
+    A page shows up to ``server.page_size`` experiments' tasks (tens of milliseconds to
+    render), so it is rendered once per store generation, reader visibility and page number.
+
     Raises:
         Problem: 404 when no visible graph describes the system, or the page is past the end.
     """
+    key = f"system-page {iri.value} {vis.key} {request.full_path}"
+    page: str = svc.cache.get_or_make(svc.generation, key, lambda: _system_page(svc, iri, vis))
+    return page
+
+
+def _system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     key = f"system-experiments {iri.value} {vis.key} {svc.experiments.version}"
     entries: list[ExperimentEntry] = svc.cache.get_or_make(
         svc.generation, key, lambda: list(svc.experiments.of_system(iri.value, vis.can_see))
