@@ -5,17 +5,44 @@ directory holding a sentence-transformers model, and scores texts by the cosine 
 embeddings. Needs the ``models`` extra; without it ``ModelUnavailableError`` says what to
 install. It never downloads anything. The model is general-domain and truncates inputs at
 256 word pieces: expect modest biomedical quality.
+
+A few texts (a question, at query time) are encoded on one intra-op thread: on 2 shared cores,
+torch's two spinning threads made one question take 0.9 s instead of 60 ms (measured at load
+7, docs/rag-retrieval.md); batches keep torch's thread count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rag.errors import ModelUnavailableError
 
 INSTALL_HINT = "install the models extra: pip install torch==2.13.0 && pip install -e '.[models]'"
+# at most this many texts are encoded on one thread (more make matrices worth two threads)
+FEW_TEXTS = 4
+
+
+@contextmanager
+def _threads_for(count: int) -> Iterator[None]:
+    """Use one torch intra-op thread while encoding ``count`` <= FEW_TEXTS texts.
+
+    torch's thread count is global to the process; it is put back afterwards. A concurrent
+    encoding may briefly see the other count: slower or faster, never different results.
+    """
+    if count > FEW_TEXTS:
+        yield
+        return
+    import torch  # present whenever a model is loaded (sentence-transformers needs it)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def packaged_model_path() -> Path:
@@ -71,13 +98,14 @@ class DenseScorer:
 
     def encode(self, texts: Sequence[str]) -> Any:  # Any: a float32 numpy matrix
         """Return the L2-normalised embedding of each text, one row per text."""
-        return self._model.encode(
-            list(texts),
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with _threads_for(len(texts)):
+            return self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
 
     def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
         """Return the cosine similarity of ``query`` with each text (in [-1, 1]).
@@ -91,11 +119,12 @@ class DenseScorer:
         """
         if not texts:
             return []
-        vectors = self._model.encode(
-            [query, *texts],
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with _threads_for(1 + len(texts)):
+            vectors = self._model.encode(
+                [query, *texts],
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return [float(v) for v in vectors[1:] @ vectors[0]]
