@@ -291,10 +291,6 @@ class ExperimentIndex:
                 if scores.version == version and scores.type == kind:
                     yield entry, scores
 
-    def count(self, visible: Callable[[NamedNode], bool]) -> int:
-        """Return how many experiments ``visible`` accepts."""
-        return sum(1 for e in self._entries.values() if visible(e.graph))
-
     def entries(self) -> list[ExperimentEntry]:
         """Return every entry (private ones too), oldest first."""
         return [self._entries[name] for name in self._order]

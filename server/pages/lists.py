@@ -19,6 +19,7 @@ from server.linked_data.description import render_description
 from server.linked_data.routes import document_etag
 from server.linked_data.serialisation import serialize_document
 from server.linked_data.terms import term_view
+from server.listings import ExperimentEntry
 from server.pages.pagination import Page, link_header, page_number, paginate, view_quads
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
@@ -117,11 +118,28 @@ def _list_page(
     return decorate(response, stem, PAGE_FORMATS, choice)
 
 
-def _visible_experiments(svc: Services, vis: Visibility) -> int:
+def _visible_experiments(svc: Services, vis: Visibility) -> list[ExperimentEntry]:
+    """Return the experiments ``vis`` may see, newest first (listed once per generation).
+
+    A page is then a slice, whatever its number; the list holds references to the index's
+    entries, not copies.
+    """
     return svc.cache.get_or_make(
         svc.generation,
-        f"experiment-count {vis.key} {svc.experiments.version}",
-        lambda: svc.experiments.count(vis.can_see),
+        f"experiments-visible {vis.key} {svc.experiments.version}",
+        lambda: list(svc.experiments.newest_first(vis.can_see)),
+    )
+
+
+def _dataset_rows(svc: Services, vis: Visibility) -> list[dict[str, object]]:
+    """Return the catalog's datasets (one query per generation; none if it is not visible)."""
+    catalog = graphs.catalog_graph(svc.base)
+    if not vis.can_see(catalog):
+        return []
+    return svc.cache.get_or_make(
+        svc.generation,
+        "dataset-rows",
+        lambda: _select(svc, "page_datasets", default=[catalog]),
     )
 
 
@@ -133,12 +151,10 @@ def home(ext: str | None = None) -> Response:
     vis = svc.visibility(request_tokens())
 
     def _page() -> str:
-        catalog = graphs.catalog_graph(svc.base)
-        datasets = _select(svc, "page_datasets", default=[catalog]) if vis.can_see(catalog) else []
         return render_template(
             "home.html",
-            datasets=len(datasets),
-            experiments=_visible_experiments(svc, vis),
+            datasets=len(_dataset_rows(svc, vis)),
+            experiments=len(_visible_experiments(svc, vis)),
             triples=svc.public_quads(),
             alternates=[(f"/index.{r.extension}", r.media_type, r.label) for r in RDF_FORMATS],
         )
@@ -153,8 +169,7 @@ def datasets(ext: str | None = None) -> Response:
     """Every benchmark dataset in the catalog, a page at a time."""
     svc = services()
     vis = svc.visibility(request_tokens())
-    catalog = graphs.catalog_graph(svc.base)
-    rows = _select(svc, "page_datasets", default=[catalog]) if vis.can_see(catalog) else []
+    rows = _dataset_rows(svc, vis)
     page = paginate(rows, len(rows), page_number(), svc.config.server.page_size)
     return _list_page(
         "Datasets",
@@ -173,17 +188,18 @@ def experiments(ext: str | None = None) -> Response:
     """Every experiment the reader may see, newest first, a page at a time."""
     svc = services()
     vis = svc.visibility(request_tokens())
-    rows = (
+    visible = _visible_experiments(svc, vis)
+    shown = paginate(visible, len(visible), page_number(), svc.config.server.page_size)
+    rows: list[Row] = [
         {
             "experiment": NamedNode(e.iri),
             "tasks": Literal(str(e.tasks), datatype=XSD.integer),
             "started": Literal(e.started) if e.started else None,
             "states": Literal(" ".join(e.states)),
         }
-        for e in svc.experiments.newest_first(vis.can_see)
-    )
-    total = _visible_experiments(svc, vis)
-    page = paginate(rows, total, page_number(), svc.config.server.page_size)
+        for e in shown.rows
+    ]
+    page = Page(shown.number, shown.size, shown.total, rows)
     response = _list_page(
         "Experiments",
         "page_experiments",
@@ -198,7 +214,7 @@ def experiments(ext: str | None = None) -> Response:
 
 def _system_rows(svc: Services, vis: Visibility) -> list[Row]:
     totals: dict[str, tuple[str, int]] = {}
-    for entry in svc.experiments.newest_first(vis.can_see):
+    for entry in _visible_experiments(svc, vis):
         for system in entry.systems:
             label, tasks = totals.get(system.iri, (system.label, 0))
             totals[system.iri] = (label, tasks + system.tasks)
