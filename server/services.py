@@ -68,10 +68,17 @@ class Visibility:
 
 
 class GenerationCache:
-    """A bounded LRU cache whose entries belong to one store generation."""
+    """A bounded LRU cache whose entries belong to one store generation.
+
+    Only the newest generation's entries are kept: storing the first entry of a newer
+    generation drops the older ones (nobody asks for them again), so memory does not grow
+    with the number of writes; a value computed for an older generation is returned but not
+    kept.
+    """
 
     def __init__(self, entries: int = CACHE_ENTRIES) -> None:
         self._entries = entries
+        self._newest = -1
         self._data: OrderedDict[tuple[int, str], object] = OrderedDict()
         self._pending: dict[tuple[int, str], threading.Event] = {}
         self._lock = threading.Lock()
@@ -97,9 +104,14 @@ class GenerationCache:
         try:
             value = make()
             with self._lock:
-                self._data[slot] = value
-                while len(self._data) > self._entries:
-                    self._data.popitem(last=False)
+                if generation > self._newest:
+                    self._newest = generation
+                    for old in [k for k in self._data if k[0] < generation]:
+                        del self._data[old]
+                if generation == self._newest:
+                    self._data[slot] = value
+                    while len(self._data) > self._entries:
+                        self._data.popitem(last=False)
             return value
         finally:
             with self._lock:
@@ -110,6 +122,9 @@ class GenerationCache:
         """Drop every entry."""
         with self._lock:
             self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
 
 
 class _Writes:

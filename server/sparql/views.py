@@ -21,6 +21,7 @@ may still finish a query on one). The views directory is emptied at start-up.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import os
@@ -202,7 +203,9 @@ class ViewPublisher:
         view = View(generation, path, self._mirror.quads, public, time.monotonic())
         with self._lock:
             if self._current is not None:
-                self._old.append(self._current)
+                # Kept only to be deleted after the grace period: without its graph set (a
+                # frozenset of every public graph per write would grow with the writes).
+                self._old.append(dataclasses.replace(self._current, graphs=frozenset()))
             self._current = view
             self._lock.notify_all()
         self._prune()

@@ -1,4 +1,5 @@
-"""The services' generation cache: one computation per entry, however many callers ask at once."""
+"""The services' generation cache: one computation per entry, however many callers ask at once,
+and only the newest generation kept."""
 
 from __future__ import annotations
 
@@ -45,3 +46,16 @@ def test_a_failed_computation_is_tried_again() -> None:
     with pytest.raises(RuntimeError):
         cache.get_or_make(1, "key", _fail)
     assert cache.get_or_make(1, "key", lambda: "ok") == "ok"
+
+
+def test_only_the_newest_generation_is_kept() -> None:
+    # Memory must not grow with the number of writes: each write starts a generation.
+    cache = GenerationCache()
+    for generation in range(1, 101):
+        for key in ("a", "b", "c"):
+            cache.get_or_make(generation, key, lambda: bytes(1000))
+    assert len(cache) == 3
+    # A late computation for an older generation is answered, not kept.
+    assert cache.get_or_make(50, "late", lambda: "old") == "old"
+    assert len(cache) == 3
+    assert cache.get_or_make(100, "a", lambda: b"recomputed") == bytes(1000)
