@@ -41,12 +41,10 @@ from evaluators.errors import KnowledgeBaseError
 from evaluators.knowledge.bases import kb_graph_of
 from evaluators.knowledge.endpoint import answer_set_from_json, with_known_prefixes
 from evaluators.model import AnswerSet, AnswerValue, Question
+from evaluators.qa.markings import PARSER_LOCK
 from store.errors import StoreError
 from store.protocol import RdfStore
 from vocab import iris
-
-# rdflib's pyparsing grammar must not run in two threads at once
-_PARSE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +113,7 @@ def refusal(sparql: str) -> str | None:
     >>> refusal("SELECT * WHERE { SERVICE <http://ex.org/s> { ?s ?p ?o } }")
     'the query uses SERVICE, which is never run'
     """
-    with _PARSE_LOCK:
+    with PARSER_LOCK:  # shared with the markings: scoring may parse in another thread
         try:
             parsed = parseQuery(sparql)  # prefixes are resolved later, not by the parser
         except (ParseBaseException, RecursionError, ValueError, TypeError) as exc:

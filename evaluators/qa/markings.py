@@ -24,6 +24,7 @@ Variables and blank nodes become ``None`` (a wildcard whose name does not matter
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -43,6 +44,9 @@ from vocab.prefixes import KNOWLEDGE_BASES
 from vocab.standard import RDF, XSD
 
 RDF_TYPE = RDF.type.value
+# rdflib's pyparsing grammar must not run in two threads at once; every caller of parseQuery
+# that may run beside scoring (the asking threads check system queries) holds this lock.
+PARSER_LOCK = threading.RLock()
 OKBQA_TEXT = "http://okbqa.org/text#query"
 WIKIDATA_INSTANCE_OF = "http://www.wikidata.org/prop/direct/P31"
 WIKIDATA_SUBCLASS_OF = "http://www.wikidata.org/prop/direct/P279"
@@ -133,7 +137,8 @@ def _parse(sparql: str, mode: MarkingMode) -> tuple[CompValue, bool]:
         ValueError: if the query does not parse or uses an undeclared prefix.
     """
     try:
-        parsed = parseQuery(sparql)
+        with PARSER_LOCK:
+            parsed = parseQuery(sparql)
     except ParseException as exc:
         raise ValueError(f"the query does not parse: {exc}") from exc
     prefixes = {} if mode is MarkingMode.GERBIL else dict(KNOWLEDGE_BASES)
