@@ -35,7 +35,10 @@ ROUTES = [
     (f"/experiment/{PRIVATE}.nq", None),
     (f"/experiment/{PRIVATE}?format=ttl", None),
     (f"/task/{PRIVATE}/1", "text/turtle"),
-    (f"/task/{PRIVATE}/1/cube/aggregate/{structure_key(['macro_f1'])}", "text/turtle"),
+    (
+        f"/task/{PRIVATE}/1/cube/aggregate/{structure_key(['macro_f1', 'macro_f1_qald'])}",
+        "text/turtle",
+    ),
     (f"/task/{PRIVATE}/1/obs/QA/macro_f1", "text/turtle"),
     (f"/task/{PRIVATE}/1/question/1/QA", "text/turtle"),
     (f"/graph/experiment/{PRIVATE}", "application/n-quads"),
