@@ -227,7 +227,9 @@ class LiteratureIndex:
                     searcher,
                     tqdm(articles, disable=not progress, unit="doc", desc="indexing"),
                 )
-            writer.commit()
+            # MERGE_SMALL, Whoosh's default, would merge the small segments on every commit:
+            # single-threaded, and at PubMed scale (one commit per file) minutes per file
+            writer.commit(merge=procs <= 1)
             committed = True
         finally:
             if not committed:

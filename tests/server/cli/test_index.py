@@ -248,3 +248,26 @@ def test_build_with_two_processes_indexes_the_same_documents(
     with open_index(data / "index") as index:
         assert len(index.search("cohort", 300)) == 300
         assert [h.article.pmid for h in index.search('"trial 17 in"', 5)] == ["17"]
+    # later builds keep the segments written so far: Whoosh's default merge at commit (once
+    # five or more segments are small enough) ran single-threaded for minutes per file at
+    # PubMed scale
+    small = tmp_path / "small"
+    seen: set[str] = set()
+    for build in range(6):
+        pmids = range(1000 + 2 * build, 1002 + 2 * build)
+        more = pubmed_file(
+            tmp_path / f"m{build}.xml.gz", [(str(n), f"T {n}", "Heparin.") for n in pmids], []
+        )
+        status, out, err = run(capsys, small, "index", "build", "--procs", "2", str(more))
+        assert status == 0, err
+        now = _segment_names(small / "index")
+        assert seen < now
+        seen = now
+    with open_index(small / "index") as index:
+        assert index.info().documents == 12
+
+
+def _segment_names(directory: Path) -> set[str]:
+    import whoosh.index  # the index's own engine, to see its segments
+
+    return {s.segment_id() for s in whoosh.index.open_dir(str(directory))._segments()}
