@@ -26,13 +26,14 @@ in the server's main process: it would cut the server off the network.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import platform
 import re
 import resource
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 NAMESPACE = "network namespace"
@@ -172,3 +173,29 @@ def limit_memory(max_bytes: int) -> bool:
     except (ValueError, OSError):
         return False
     return True
+
+
+# Numeric libraries start thread pools when imported (OpenBLAS through numpy, which the
+# serving process's main module imports; a spawned worker imports that module again first).
+_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@contextlib.contextmanager
+def single_threaded_imports() -> Iterator[None]:
+    """Start processes in this block with numeric libraries limited to one thread.
+
+    A worker can only be cut off the network while it has one thread (``cut_off_network``),
+    and ``spawn`` re-imports the parent's main module in the child before the worker runs:
+    under ``qabench serve`` that imports numpy, whose OpenBLAS pool would be a second thread.
+    The environment is restored afterwards (a spawned child reads it when it starts).
+    """
+    saved = {name: os.environ.get(name) for name in _ONE_THREAD}
+    os.environ.update(_ONE_THREAD)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -186,7 +186,8 @@ class QueryPool:
             name="qabench-query-worker",
             daemon=True,
         )
-        process.start()
+        with isolation.single_threaded_imports():
+            process.start()
         child.close()
         worker = _Worker(process, parent)
         with self._lock:

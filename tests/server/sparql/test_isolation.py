@@ -7,8 +7,12 @@ does and the query fails cleanly."""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import subprocess
+import sys
 import time
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +21,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from server.sparql import guard, isolation
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
 from store.triplestore import TripleStore
+from tests import REPO
 
 QUERY = "SELECT * {{ ?s ?p ?o SERVICE <{url}> {{ ?a ?b ?c }} }}"
 MECHANISMS = {name: apply for name, apply in isolation.MECHANISMS}
@@ -96,3 +101,34 @@ def test_an_isolated_worker_connects_nowhere(mechanism: str) -> None:
         assert outcome.failure == "evaluation" and outcome.message, outcome
     finally:
         listener.close()
+
+
+_SERVING_MAIN = """
+import numpy  # as `qabench serve`'s main module does (through the command modules)
+from server.sparql.workers import QueryPool
+
+if __name__ == "__main__":
+    pool = QueryPool(1, 30.0)
+    pool.start()
+    pool.wait_ready(60)
+    print("isolation:", pool.isolation or "none", flush=True)
+    pool.close()
+"""
+
+
+def test_workers_of_a_main_module_that_imports_numpy_are_still_isolated(tmp_path: Path) -> None:
+    # spawn re-imports the main module in each worker before it runs; numpy's OpenBLAS pool
+    # would be a second thread there, and a process with two threads cannot be isolated.
+    main = tmp_path / "serving.py"
+    main.write_text(_SERVING_MAIN, "utf-8")
+    done = subprocess.run(
+        [sys.executable, str(main)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    found = done.stdout.strip().rsplit("isolation: ", 1)[-1]
+    assert found in {name for name, _ in isolation.MECHANISMS}, done.stdout + done.stderr
