@@ -98,8 +98,24 @@ def _nodes(node: object) -> Iterable[CompValue]:
         if isinstance(current, CompValue):
             yield current
             stack.extend(current.values())
-        elif isinstance(current, list | tuple | ParseResults):
+        elif isinstance(current, ParseResults | list | tuple):
             stack.extend(current)
+        elif isinstance(current, dict):
+            stack.extend(current.values())
+
+
+def uses_service(parsed: object) -> bool:
+    """Return whether an rdflib parse tree holds a ``SERVICE`` pattern anywhere.
+
+    The one walk behind both refusals: system queries here, public queries in the SPARQL
+    workers (``server.sparql.guard``).
+
+    >>> uses_service(parseQuery("SELECT * { ?s ?p ?o OPTIONAL { SERVICE <http://x/> {} } }"))
+    True
+    >>> uses_service(parseQuery('SELECT * { ?s <http://x/SERVICE> "SERVICE" } # SERVICE'))
+    False
+    """
+    return any(node.name == "ServiceGraphPattern" for node in _nodes(parsed))
 
 
 def refusal(sparql: str) -> str | None:
@@ -122,7 +138,7 @@ def refusal(sparql: str) -> str | None:
     if not isinstance(query, CompValue) or query.name not in ("SelectQuery", "AskQuery"):
         found = query.name if isinstance(query, CompValue) else "nothing"
         return f"only SELECT and ASK queries are run, this is {found}"
-    if any(node.name == "ServiceGraphPattern" for node in _nodes(parsed)):
+    if uses_service(parsed):
         return "the query uses SERVICE, which is never run"
     return None
 

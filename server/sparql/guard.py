@@ -24,14 +24,13 @@ Runs in the worker processes only (it raises the recursion limit of the process 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pyparsing import ParseBaseException, ParseResults
+from pyparsing import ParseBaseException
 from rdflib.plugins.sparql.parser import parseQuery
-from rdflib.plugins.sparql.parserutils import CompValue
 
+from evaluators.knowledge.execution import uses_service
 from server.sparql.analysis import decode_codepoints
 
 # The parser recurses per triple pattern and per nesting level; long flat queries (thousands of
@@ -50,30 +49,6 @@ class Refusal:
     message: str
     line: int | None = None
     column: int | None = None
-
-
-def _nodes(node: object) -> Iterable[CompValue]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, CompValue):
-            yield current
-            stack.extend(current.values())
-        elif isinstance(current, ParseResults | list | tuple):
-            stack.extend(current)
-        elif isinstance(current, dict):
-            stack.extend(current.values())
-
-
-def uses_service(parsed: object) -> bool:
-    """Return whether a parse tree holds a ``SERVICE`` pattern anywhere.
-
-    >>> uses_service(parseQuery("SELECT * { ?s ?p ?o OPTIONAL { SERVICE <http://x/> {} } }"))
-    True
-    >>> uses_service(parseQuery('SELECT * { ?s <http://x/SERVICE> "SERVICE" } # SERVICE'))
-    False
-    """
-    return any(node.name == "ServiceGraphPattern" for node in _nodes(parsed))
 
 
 def may_spell_service(query: str) -> bool:
