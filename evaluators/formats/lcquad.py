@@ -83,17 +83,24 @@ def parse(doc: object, diag: Diagnostics) -> Dataset:
             )
         text = corrected or intermediary
         sparql = stripped(opt_str(obj, "sparql_query", where, diag))
-        questions.append(
-            Question(
-                id=qid,
-                texts=(QuestionText("en", text),) if text else (),
-                sparql=sparql,
-                out_of_scope=is_out_of_scope(sparql),
-            )
-        )
+        questions.append(_question(qid, text, sparql))
+    return _dataset(SourceFormat.LCQUAD, questions, diag)
+
+
+def _question(qid: str, text: str | None, sparql: str | None) -> Question:
+    """Return an LC-QuAD question (English text, gold query, no answers)."""
+    return Question(
+        id=qid,
+        texts=(QuestionText("en", text),) if text else (),
+        sparql=sparql,
+        out_of_scope=is_out_of_scope(sparql),
+    )
+
+
+def _dataset(kind: SourceFormat, questions: list[Question], diag: Diagnostics) -> Dataset:
     result = tuple(questions)
     warn_duplicate_ids(result, diag)
-    return Dataset(SourceFormat.LCQUAD, result, warnings=diag.warnings())
+    return Dataset(kind, result, warnings=diag.warnings())
 
 
 def _text_2(obj: dict[str, object], key: str) -> str | None:
@@ -143,14 +150,5 @@ def parse_2(doc: object, diag: Diagnostics) -> Dataset:
                     key=("lcquad2-no-text",),
                 )
         sparql = stripped(opt_str(obj, "sparql_wikidata", where, diag))
-        questions.append(
-            Question(
-                id=qid,
-                texts=(QuestionText("en", text),) if text else (),
-                sparql=sparql,
-                out_of_scope=is_out_of_scope(sparql),
-            )
-        )
-    result = tuple(questions)
-    warn_duplicate_ids(result, diag)
-    return Dataset(SourceFormat.LCQUAD2, result, warnings=diag.warnings())
+        questions.append(_question(qid, text, sparql))
+    return _dataset(SourceFormat.LCQUAD2, questions, diag)
