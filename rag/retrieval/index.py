@@ -4,14 +4,21 @@ The only module that imports ``whoosh`` (classic 2.7 API only, so ``whoosh3`` an
 ``whoosh-reloaded`` are interchangeable). Fields: ``pmid`` (ID, stored, unique), ``title``,
 ``abstract`` and ``mesh`` (TEXT with the English stemming analyzer, stored so snippets can be
 cut), ``year`` (NUMERIC, stored). Ranking is BM25F (B=0.75, K1=1.2) over title and abstract.
-An add either commits completely or leaves the index as it was.
+An add either commits completely or leaves the index as it was. After each commit the new
+segments' ``text`` postings are compiled (``rag.retrieval.compiled``): a query that is only
+unfielded words OR-ed together is then scored with numpy over those copies, with the same
+result as Whoosh's own search; any other query runs in Whoosh.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import multiprocessing
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,9 +32,12 @@ from tqdm import tqdm
 from whoosh import fields, index, scoring
 from whoosh.index import IndexError as WhooshIndexError
 from whoosh.index import LockError
+from whoosh.reading import EmptyReader, MultiReader, SegmentReader
+from whoosh.searching import Searcher
 
 from rag.corpus.article import Article, Deletion
 from rag.errors import IndexMissingError, QuerySyntaxError, RagError
+from rag.retrieval import compiled
 from rag.retrieval.query import check_query, markers
 
 # Unfielded query words search ``text`` (title and abstract as one field: one BM25 length
@@ -43,6 +53,9 @@ qparser: Any = whoosh.qparser
 wquery: Any = whoosh.query
 STOP_WORD_LIST = frozenset(analysis.STOP_WORDS)
 _MESH_SEPARATOR = "; "
+# Memory for a writer's posting buffer (per process): with 256 MB a 30,000-citation PubMed file
+# spilled sorted runs to disk and merged them, 900 docs/s on 2 processes; 1024 MB, 1,360 docs/s.
+WRITER_MB = 1024
 # BM25 parameters (Lucene's defaults; measured: other values moved MAP by less than 0.01)
 B, K1 = 0.75, 1.2
 # Operators must stand alone between spaces, parentheses or quotes, exactly as rag.retrieval.query
@@ -61,6 +74,9 @@ class IndexInfo:
     fields: tuple[str, ...]
     size_bytes: int
     last_modified: datetime | None
+    # segments with compiled postings, of all segments (a search is fast when they are equal)
+    compiled_segments: int = 0
+    segments: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +188,7 @@ class LiteratureIndex:
         self._ix = ix
         self._parser = _query_parser(ix.schema)
         self._analyzer = ix.schema["text" if "text" in ix.schema else "abstract"].analyzer
+        self._searcher: Any = None  # kept open: opening one reads every segment's tables
 
     def __enter__(self) -> LiteratureIndex:
         return self
@@ -183,7 +200,53 @@ class LiteratureIndex:
 
     def close(self) -> None:
         """Release the index files."""
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
         self._ix.close()
+
+    def _current_searcher(self) -> Any:
+        """Return the kept searcher, moved to the newest commit when the index changed.
+
+        Opening a searcher reads the tables of every segment (about 1.5 s at a million
+        abstracts in 70 segments), so a new commit reopens only the segments that are new or
+        have new deletions. (Whoosh's own ``refresh`` keeps readers of segments a merge
+        removed and of segments whose deletions changed, so it is not used.)
+        """
+        if self._searcher is not None and self._searcher.up_to_date():
+            return self._searcher
+        toc = _read_toc(self._ix)
+        kept: dict[str, Any] = {}
+        if self._searcher is not None:
+            kept = {leaf.segment().segment_id(): leaf for leaf, _ in self._leaves()}
+        readers = []
+        for segment in toc.segments:
+            old = kept.pop(segment.segment_id(), None)
+            # a segment's deletions only grow, so an equal count means the same deletions
+            if old is not None and old.segment().deleted_count() == segment.deleted_count():
+                readers.append(old)
+                continue
+            if old is not None:
+                old.close()
+            readers.append(
+                SegmentReader(self._ix.storage, toc.schema, segment, generation=toc.generation)
+            )
+        for unused in kept.values():
+            unused.close()
+        if not readers:
+            reader: Any = EmptyReader(toc.schema)
+        elif len(readers) == 1:
+            reader = readers[0]
+        else:
+            reader = MultiReader(readers, generation=toc.generation)
+        self._searcher = Searcher(reader, weighting=LuceneBM25(B=B, K1=K1), fromindex=self._ix)
+        return self._searcher
+
+    def _leaves(self) -> list[tuple[Any, int]]:
+        reader = self._searcher.reader() if self._searcher is not None else None
+        if reader is None or reader.segments() is None:  # an empty reader has no segments
+            return []
+        return list(reader.leaf_readers())
 
     def add(
         self,
@@ -214,19 +277,18 @@ class LiteratureIndex:
         started = time.perf_counter()
         try:
             if procs > 1:
-                writer = self._ix.writer(procs=procs, limitmb=256, multisegment=True)
+                writer = self._ix.writer(procs=procs, limitmb=WRITER_MB, multisegment=True)
             else:
-                writer = self._ix.writer(limitmb=256)
+                writer = self._ix.writer(limitmb=WRITER_MB)
         except LockError as exc:
             raise RagError(f"the index in {self.directory} is locked by another build") from exc
         committed = False
         try:
-            with self._ix.searcher() as searcher:
-                added, replaced, duplicates, deleted, late = _write(
-                    writer,
-                    searcher,
-                    tqdm(articles, disable=not progress, unit="doc", desc="indexing"),
-                )
+            added, replaced, duplicates, deleted, late = _write(
+                writer,
+                self._indexed_pmids(self._current_searcher()),
+                tqdm(articles, disable=not progress, unit="doc", desc="indexing"),
+            )
             # MERGE_SMALL, Whoosh's default, would merge the small segments on every commit:
             # single-threaded, and at PubMed scale (one commit per file) minutes per file
             writer.commit(merge=procs <= 1)
@@ -239,6 +301,7 @@ class LiteratureIndex:
             with self._ix.writer() as cleaner:
                 for pmid in late:
                     cleaner.delete_by_term("pmid", pmid)
+        self.compile(procs=procs)
         return BuildReport(
             added=added,
             replaced=replaced,
@@ -248,28 +311,70 @@ class LiteratureIndex:
             deleted=deleted + len(late),
         )
 
+    def _indexed_pmids(self, searcher: Any) -> Container[str]:
+        """Return the PMIDs in the index: from the compiled copies, or Whoosh's lookups."""
+        found = compiled.live_pmids(self.directory, searcher.reader())
+        if found is not None:
+            return compiled.PmidSet(*found)
+        return _WhooshPmids(searcher)
+
+    def compile(self, *, procs: int = 1) -> int:
+        """Compile the postings of every segment that has no copy yet; drop stale copies.
+
+        Args:
+            procs: processes compiling segments in parallel.
+
+        Returns:
+            The number of segments compiled.
+        """
+        reader = self._current_searcher().reader()
+        segments = [
+            leaf.segment().segment_id() for leaf, _ in reader.leaf_readers() if leaf.doc_count_all()
+        ]
+        compiled.prune(self.directory, segments)
+        missing = [s for s in segments if not compiled.has_copy(self.directory, s)]
+        if procs <= 1 or len(missing) <= 1:
+            for leaf, _ in reader.leaf_readers():
+                if leaf.segment().segment_id() in missing:
+                    compiled.compile_segment(self.directory, leaf)
+            return len(missing)
+        # forked like Whoosh's own indexing processes (spawning would re-run a caller's script)
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(min(procs, len(missing)), mp_context=context) as pool:
+            list(pool.map(_compile_job, [str(self.directory)] * len(missing), missing))
+        return len(missing)
+
     def info(self) -> IndexInfo:
         """Return the document count, fields, size on disk and last modification time."""
         files = [p for p in self.directory.iterdir() if p.is_file()]
         newest = max((p.stat().st_mtime for p in files), default=None)
+        reader = self._current_searcher().reader()
+        segments = [
+            leaf.segment().segment_id() for leaf, _ in reader.leaf_readers() if leaf.doc_count_all()
+        ]
         return IndexInfo(
             directory=self.directory,
             documents=self._ix.doc_count(),
             fields=tuple(self._ix.schema.names()),
             size_bytes=sum(p.stat().st_size for p in files),
             last_modified=datetime.fromtimestamp(newest, UTC) if newest is not None else None,
+            compiled_segments=sum(compiled.has_copy(self.directory, s) for s in segments),
+            segments=len(segments),
         )
 
     def tokenize(self, text: str) -> list[str]:
         """Return the terms the index makes of ``text`` (title/abstract analyzer)."""
         return [token.text for token in self._analyzer(text)]
 
-    def search(self, query: str, k: int) -> tuple[Hit, ...]:
+    def search(self, query: str, k: int, *, compiled_postings: bool = True) -> tuple[Hit, ...]:
         """Run a query in the query language and return the top ``k`` hits by BM25F score.
 
         Args:
             query: the query (see ``docs/rag-retrieval.md`` for the syntax).
             k: the number of hits wanted (at least 1).
+            compiled_postings: score a query of OR-ed words over the compiled postings when
+                every segment has them (same hits and scores); false: always in Whoosh (for
+                comparisons).
 
         Returns:
             Up to ``k`` hits, best first (ties keep index order).
@@ -292,9 +397,16 @@ class LiteratureIndex:
             ) from exc
         _raise_error_nodes(tree, self._parser, query)
         parsed = _prohibit(parsed.normalize())
-        with self._ix.searcher(weighting=LuceneBM25(B=B, K1=K1)) as searcher:
-            results = searcher.search(parsed, limit=k)
-            return tuple(Hit(_article(hit.fields()), float(hit.score)) for hit in results)
+        searcher = self._current_searcher()
+        terms = bag_of_words(parsed) if compiled_postings else None
+        if terms is not None:
+            ranked = compiled.search(self.directory, searcher.reader(), terms, k, b=B, k1=K1)
+            if ranked is not None:
+                return tuple(
+                    Hit(_article(searcher.stored_fields(docnum)), score) for docnum, score in ranked
+                )
+        results = searcher.search(parsed, limit=k)
+        return tuple(Hit(_article(hit.fields()), float(hit.score)) for hit in results)
 
     def articles(self) -> Iterator[Article]:
         """Yield every stored article (in index order; for embedding and exports)."""
@@ -304,9 +416,103 @@ class LiteratureIndex:
 
     def document(self, pmid: str) -> Article | None:
         """Return the stored article with this PMID, or ``None``."""
-        with self._ix.searcher() as searcher:
-            stored = searcher.document(pmid=pmid)
-            return _article(stored) if stored else None
+        stored = self._current_searcher().document(pmid=pmid)
+        return _article(stored) if stored else None
+
+
+def _read_toc(ix: Any) -> Any:
+    """Read the index's newest table of contents (retrying while a commit replaces it)."""
+    for attempt in range(10):
+        try:
+            return ix._read_toc()
+        except (OSError, EOFError):
+            if attempt == 9:
+                raise
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
+
+
+class IndexPool:
+    """Open indexes kept for reuse between runs, one per concurrent user.
+
+    Opening an index reads the tables of every segment, which at PubMed scale costs more than
+    the search; a pool keeps up to ``keep`` opened indexes (each with its searcher) and hands
+    each checkout one that no other thread holds.
+    """
+
+    def __init__(self, directory: Path, keep: int = 4) -> None:
+        self.directory = directory
+        self._keep = keep
+        self._idle: list[LiteratureIndex] = []
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def checkout(self) -> Iterator[LiteratureIndex]:
+        """Lend an open index for one run (opened now if none is idle).
+
+        Raises:
+            IndexMissingError: when there is no index.
+        """
+        with self._lock:
+            lent = self._idle.pop() if self._idle else None
+        if lent is None:
+            lent = open_index(self.directory)
+        try:
+            yield lent
+        finally:
+            with self._lock:
+                kept = len(self._idle) < self._keep
+                if kept:
+                    self._idle.append(lent)
+            if not kept:
+                lent.close()
+
+    def close(self) -> None:
+        """Close the idle indexes."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for opened in idle:
+            opened.close()
+
+
+def bag_of_words(parsed: Any) -> list[str] | None:
+    """Return the terms of a parsed query that is only ``text`` words OR-ed, else ``None``.
+
+    Such a query (one word, or an OR of words, none boosted, no field, phrase, wildcard,
+    fuzzy term, range or operator) is what the compiled postings can score.
+    """
+    parts = parsed.subqueries if type(parsed) is wquery.Or else [parsed]
+    if type(parsed) is wquery.Or and (parsed.boost != 1 or parsed.scale or parsed.minmatch):
+        return None
+    terms = []
+    for part in parts:
+        if type(part) is not wquery.Term or part.fieldname != "text" or part.boost != 1:
+            return None
+        terms.append(part.text if isinstance(part.text, str) else part.text.decode("utf-8"))
+    return terms
+
+
+def _compile_job(directory: str, segment: str) -> None:
+    """Compile one segment in a worker process (``LiteratureIndex.compile``)."""
+    ix: Any = index.open_dir(directory)
+    try:
+        for found in ix._segments():  # open this segment only, not the whole index
+            if found.segment_id() == segment:
+                with SegmentReader(ix.storage, ix.schema, found) as leaf:
+                    compiled.compile_segment(Path(directory), leaf)
+    finally:
+        ix.close()
+
+
+class _WhooshPmids:
+    """PMID membership asked of Whoosh (an index whose segments are not all compiled)."""
+
+    def __init__(self, searcher: Any) -> None:
+        self._searcher = searcher
+        self._empty = searcher.doc_count_all() == 0
+
+    def __contains__(self, pmid: object) -> bool:
+        return not self._empty and self._searcher.document_number(pmid=pmid) is not None
 
 
 def _query_parser(schema: Any) -> Any:  # Any: whoosh schema and parser objects
@@ -366,9 +572,15 @@ def _prohibit(q: Any) -> Any:
 
 
 def _write(
-    writer: Any, searcher: Any, articles: Iterable[Article | Deletion]
+    writer: Any, indexed: Container[str], articles: Iterable[Article | Deletion]
 ) -> tuple[int, int, int, int, list[str]]:
     """Buffer the articles in the writer.
+
+    Args:
+        writer: the open Whoosh writer.
+        indexed: the PMIDs in the index before this add (only those are replaced or deleted,
+            so adding a new article never searches the existing segments).
+        articles: what to add and delete.
 
     Returns:
         (added, replaced, skipped duplicates, deleted, PMIDs added and then deleted here).
@@ -376,13 +588,12 @@ def _write(
     seen: set[str] = set()
     replaced = duplicates = deleted = 0
     late: list[str] = []
-    fresh = searcher.doc_count_all() == 0  # nothing to look up or delete in a fresh index
     combined = "text" in writer.schema
     for article in articles:
         if isinstance(article, Deletion):
             if article.pmid in seen:
                 late.append(article.pmid)
-            elif not fresh and searcher.document_number(pmid=article.pmid) is not None:
+            elif article.pmid in indexed:
                 writer.delete_by_term("pmid", article.pmid)
                 deleted += 1
             continue
@@ -390,11 +601,11 @@ def _write(
             duplicates += 1
             continue
         seen.add(article.pmid)
-        if fresh:
+        if article.pmid in indexed:
+            replaced += 1
+            writer.update_document(**_fields(article, combined))
+        else:
             writer.add_document(**_fields(article, combined))
-            continue
-        replaced += searcher.document_number(pmid=article.pmid) is not None
-        writer.update_document(**_fields(article, combined))
     return len(seen) - replaced - len(late), replaced, duplicates, deleted, late
 
 

@@ -32,7 +32,7 @@ from rag.models.model_files import LocalModelSettings
 from rag.models.openai_http import OpenAIGenerator, OpenAISettings
 from rag.pipeline import RagSystem
 from rag.provenance import run_quads
-from rag.retrieval.index import open_index
+from rag.retrieval.index import IndexPool
 from rag.retrieval.retrievers import Retriever, WhooshRetriever
 from rag.retrieval.vectors import DocumentVectors, Hybrid, load_vectors, vectors_dir
 from rag.run import RagRun, RagSettings
@@ -76,6 +76,8 @@ class RagService:
         self._dense_error: str | None = None
         # the index's document vectors, with the chunk files they were loaded from
         self._vectors: tuple[tuple[str, ...], DocumentVectors | None] | None = None
+        # opened indexes kept between runs (opening one reads every segment's tables)
+        self._indexes = IndexPool(config.index_dir)
 
     @property
     def default_generator(self) -> str:
@@ -157,7 +159,7 @@ class RagService:
 
     @contextlib.contextmanager
     def _retriever(self) -> Iterator[Retriever]:
-        with open_index(self.config.index_dir) as index:
+        with self._indexes.checkout() as index:
             yield WhooshRetriever(index)
 
     def open_retriever(self) -> AbstractContextManager[Retriever]:
@@ -197,6 +199,7 @@ class RagService:
                 if isinstance(generator, OpenAIGenerator):
                     generator.close()
             self._generators.clear()
+        self._indexes.close()
 
 
 def _resolve(config: Config, path: str) -> Path:

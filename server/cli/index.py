@@ -72,6 +72,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     embed.add_argument("--json", action="store_true", help="print the report as JSON")
     embed.set_defaults(func=run_embed)
+    comp = ix_sub.add_parser(
+        "compile",
+        help="compile the postings of segments that have none (fast word queries; builds do "
+        "this after every commit, so only indexes built by older versions need it)",
+    )
+    comp.add_argument(
+        "--procs", type=int, default=1, help="compiling processes (default 1; 2 on 2 cores)"
+    )
+    comp.set_defaults(func=run_compile)
     info = ix_sub.add_parser("info", help="show document count, fields, size and age")
     info.add_argument("--json", action="store_true", help="print the information as JSON")
     info.set_defaults(func=run_info)
@@ -211,6 +220,20 @@ def run_embed(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def run_compile(ctx: Context, args: argparse.Namespace) -> int:
+    """Compile the postings of every segment that has no compiled copy."""
+    if not 1 <= args.procs <= 64:
+        raise CliError(f"--procs must be between 1 and 64, found {args.procs}")
+    with open_index(ctx.config.index_dir) as index:
+        count = index.compile(procs=args.procs)
+        info = index.info()
+    print(
+        f"compiled {count} segments; {info.compiled_segments} of {info.segments} "
+        "segments have compiled postings"
+    )
+    return 0
+
+
 def run_info(ctx: Context, args: argparse.Namespace) -> int:
     """Describe the index."""
     with open_index(ctx.config.index_dir) as index:
@@ -224,6 +247,7 @@ def run_info(ctx: Context, args: argparse.Namespace) -> int:
     print(f"fields         {', '.join(info.fields)}")
     print(f"size           {info.size_bytes / 1_000_000:.1f} MB ({info.size_bytes} bytes)")
     print(f"last modified  {modified}")
+    print(f"segments       {info.segments} ({info.compiled_segments} with compiled postings)")
     return 0
 
 
@@ -291,6 +315,8 @@ def _info_json(info: IndexInfo) -> dict[str, object]:
         "fields": list(info.fields),
         "size_bytes": info.size_bytes,
         "last_modified": info.last_modified.isoformat() if info.last_modified else None,
+        "segments": info.segments,
+        "compiled_segments": info.compiled_segments,
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,24 @@ def test_info_json_and_text(built: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert info["size_bytes"] > 0 and info["last_modified"]
     status, out, _ = run(capsys, built, "index", "info")
     assert status == 0 and f"documents      {CORPUS_SIZE}" in out
+
+
+def test_compile_gives_an_older_index_its_compiled_postings(
+    built: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(capsys, built, "index", "info", "--json")
+    info = json.loads(out)
+    assert info["segments"] >= 1 and info["compiled_segments"] == info["segments"]
+    shutil.rmtree(built / "index" / "compiled")  # as an index written before them
+    status, out, _ = run(capsys, built, "index", "info")
+    assert f"segments       {info['segments']} (0 with compiled postings)" in out
+    status, out, _ = run(capsys, built, "index", "compile", "--procs", "2")
+    assert status == 0
+    assert f"compiled {info['segments']} segments" in out
+    status, out, _ = run(capsys, built, "index", "info", "--json")
+    assert json.loads(out)["compiled_segments"] == info["segments"]
+    status, _, err = run(capsys, built, "index", "compile", "--procs", "0")
+    assert status == 2 and "--procs must be between 1 and 64" in err
 
 
 def test_retrieve_json_shape(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
