@@ -208,7 +208,7 @@ class RagSystem:
             The run.
 
         Raises:
-            QuestionError: for an empty or enormous question, or no words to search for.
+            QuestionError: for an empty or enormous question or query, or no words to search for.
             QuerySyntaxError: when the given query is malformed (with the position).
             RagError: when the index cannot be opened.
         """
@@ -225,6 +225,12 @@ class RagSystem:
         else:
             clock.skip("expand", "skipped: a query was given")
             query_text, query_edited = query.strip(), True if edited is None else edited
+            if len(query_text) > self.settings.max_question_chars:
+                # every word of a query is searched: its length bounds the search's work
+                raise QuestionError(
+                    f"the query has {len(query_text)} characters; at most "
+                    f"{self.settings.max_question_chars} are accepted (rag.max_question_chars)"
+                )
         if not query_text:
             raise QuestionError(
                 "the question has no content words to search for; type a query instead"

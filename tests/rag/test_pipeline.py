@@ -133,6 +133,12 @@ def test_unusable_questions_are_refused(extractive: RagSystem, question: str, me
         extractive.ask(question)
 
 
+def test_an_enormous_edited_query_is_refused_before_searching(extractive: RagSystem) -> None:
+    with pytest.raises(QuestionError, match="query has 2399 characters; at most 2000"):
+        extractive.ask(ASPIRIN, query="aspirin " * 300)
+    assert extractive.ask(ASPIRIN, query="aspirin " * 250).documents
+
+
 def test_no_hits_gives_empty_answers_and_says_so(extractive: RagSystem) -> None:
     run = extractive.ask("Does zorblaxine cure quuxitis?")
     assert run.documents == () and run.snippets == ()
