@@ -32,6 +32,7 @@ import bisect
 import json
 import math
 import shutil
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ FIELD = "text"
 FORMAT = 1
 _ARRAYS = ("terms", "term_offsets", "indptr", "docs", "weights", "lengths", "pmids")
 _META = "meta.json"
+_PARTIAL = ".partial-"  # scratch folders: .<segment id>.partial-<random>
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,9 +154,8 @@ def compile_segment(index_dir: Path, leaf: Any) -> Path:
         "field_length": int(leaf.segment()._fieldlengths.get(FIELD, 0)),
         "other_pmids": {str(k): v for k, v in other.items()},
     }
-    scratch = root / f".{segment}.partial"
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{segment}{_PARTIAL}", dir=root))
     for name, array in arrays.items():
         np.save(scratch / f"{name}.npy", array)
     (scratch / _META).write_text(json.dumps(meta), "utf-8")
@@ -199,19 +200,24 @@ def _raw_postings(
 
 
 def prune(index_dir: Path, segments: Iterable[str]) -> int:
-    """Delete the copies (and scratch folders) of segments not in ``segments``; return how many."""
+    """Delete the copies of segments that are gone from the index; return how many.
+
+    A copy is kept while its segment is in ``segments`` or its files are still in the index
+    directory (a newer commit than the caller's view may have written it); a scratch folder
+    is deleted only once its segment is gone too (another process may be writing it).
+    """
     root = compiled_dir(index_dir)
     if not root.is_dir():
         return 0
     keep = set(segments)
     removed = 0
     for folder in root.iterdir():
-        if folder.name not in keep:
-            shutil.rmtree(folder, ignore_errors=True)
-            removed += 1
-    with _LOCK:
-        for key in [key for key in _CACHE if key[0] == str(index_dir) and key[1] not in keep]:
-            del _CACHE[key]
+        segment = folder.name.lstrip(".").split(_PARTIAL)[0]
+        if segment in keep or any(index_dir.glob(f"{segment}.*")):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    _forget_others(index_dir, keep)
     return removed
 
 

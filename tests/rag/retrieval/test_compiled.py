@@ -207,3 +207,17 @@ def test_the_pool_lends_each_thread_its_own_index(rag_index_dir: Path) -> None:
     assert len(pool._idle) == 2  # no more than ``keep`` stay open
     pool.close()
     assert not pool._idle
+
+
+def test_prune_keeps_copies_whose_segment_files_remain(
+    rag_writable_index: LiteratureIndex,
+) -> None:
+    directory = rag_writable_index.directory
+    root = directory / compiled.COMPILED
+    live = {p.name for p in root.iterdir()}
+    assert live
+    (root / "MAIN_gone").mkdir()
+    (root / ".MAIN_gone.partial-x1").mkdir()
+    # a caller with an older view (no segments at all) removes only what has no files
+    assert compiled.prune(directory, []) == 2
+    assert {p.name for p in root.iterdir()} == live
