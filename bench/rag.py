@@ -162,6 +162,7 @@ def build(
         print(f"  indexed {len(articles)} in {time.perf_counter() - started:.0f} s", flush=True)
     started = time.perf_counter()
     with open_index(index_dir) as index:
+        index.compile()  # an index built before compiled postings existed gets them now
         chosen: Iterable[Article] = index.articles()
         if not embed_all:
             retriever = WhooshRetriever(index)
