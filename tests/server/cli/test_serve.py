@@ -27,6 +27,15 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _interruptible() -> None:
+    """Give the server Ctrl+C as a terminal would, even when this suite runs in a background job.
+
+    A background job starts with SIGINT ignored, Python then installs no KeyboardInterrupt
+    handler, and the server (rightly) keeps running when sent SIGINT.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_serve_runs_records_itself_and_cleans_up(tmp_path: Path, stop_signal: int) -> None:
     config = tmp_path / "config.toml"
@@ -39,6 +48,7 @@ def test_serve_runs_records_itself_and_cleans_up(tmp_path: Path, stop_signal: in
         [sys.executable, "-m", "server", "--config", str(config), "serve", "--port", str(port)],
         cwd=REPO,
         stderr=subprocess.DEVNULL,
+        preexec_fn=_interruptible,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -98,6 +108,7 @@ def test_serve_warns_at_start_when_the_port_disagrees_with_the_base(tmp_path: Pa
         cwd=REPO,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     )
     try:
         assert process.stderr is not None
