@@ -33,6 +33,7 @@ import platform
 import re
 import resource
 import struct
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -178,6 +179,7 @@ def limit_memory(max_bytes: int) -> bool:
 # Numeric libraries start thread pools when imported (OpenBLAS through numpy, which the
 # serving process's main module imports; a spawned worker imports that module again first).
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+_ENVIRONMENT = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -187,15 +189,19 @@ def single_threaded_imports() -> Iterator[None]:
     A worker can only be cut off the network while it has one thread (``cut_off_network``),
     and ``spawn`` re-imports the parent's main module in the child before the worker runs:
     under ``qabench serve`` that imports numpy, whose OpenBLAS pool would be a second thread.
-    The environment is restored afterwards (a spawned child reads it when it starts).
+    The environment is restored afterwards (a spawned child reads it when it starts). Threads
+    starting workers at once take turns: otherwise one thread's restore could remove the
+    variables while another's child is being started (seen: one worker of two with OpenBLAS's
+    thread, so not cut off the network).
     """
-    saved = {name: os.environ.get(name) for name in _ONE_THREAD}
-    os.environ.update(_ONE_THREAD)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    with _ENVIRONMENT:
+        saved = {name: os.environ.get(name) for name in _ONE_THREAD}
+        os.environ.update(_ONE_THREAD)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value

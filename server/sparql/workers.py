@@ -208,9 +208,11 @@ class QueryPool:
         self._ready.set()
 
     def _note_isolation(self, cut_off: str) -> None:
-        if self.isolation is not None:
-            return
-        self.isolation = cut_off
+        # the pool is as isolated as its least isolated worker
+        with self._lock:
+            if self.isolation is not None and (cut_off or not self.isolation):
+                return
+            self.isolation = cut_off
         if cut_off:
             log.info("SPARQL query workers have no network (%s)", cut_off)
         else:

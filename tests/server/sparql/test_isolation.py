@@ -108,9 +108,10 @@ import numpy  # as `qabench serve`'s main module does (through the command modul
 from server.sparql.workers import QueryPool
 
 if __name__ == "__main__":
-    pool = QueryPool(1, 30.0)
+    # several workers, started by concurrent threads as the pool does, each must be isolated
+    pool = QueryPool(4, 30.0)
     pool.start()
-    pool.wait_ready(60)
+    print("workers:", len(pool._all) if pool.wait_ready(60) else "not ready", flush=True)
     print("isolation:", pool.isolation or "none", flush=True)
     pool.close()
 """
@@ -130,5 +131,6 @@ def test_workers_of_a_main_module_that_imports_numpy_are_still_isolated(tmp_path
         timeout=120,
         check=True,
     )
+    assert "workers: 4" in done.stdout, done.stdout + done.stderr
     found = done.stdout.strip().rsplit("isolation: ", 1)[-1]
     assert found in {name for name, _ in isolation.MECHANISMS}, done.stdout + done.stderr
