@@ -4,6 +4,7 @@
     ├── IndexMissingError       no literature index in the configured directory
     ├── CorpusFormatError       a corpus file or record that cannot be read (file, line)
     ├── QuerySyntaxError        a malformed search query (position in the query)
+    │   └── QueryTooBroadError  wildcards, fuzzy terms or ranges that would expand too far
     ├── ModelUnavailableError   a packaged model or its libraries cannot be loaded
     ├── QuestionError           an empty or enormous question (RAG answering)
     └── GeneratorError          a language-model call failed (the pipeline falls back)
@@ -59,6 +60,14 @@ class QuerySyntaxError(RagError):
         self.query = query
         self.position = position
         self.detail = message
+
+
+class QueryTooBroadError(QuerySyntaxError):
+    """A well-formed query whose wildcards, fuzzy terms or ranges would expand too far.
+
+    It cannot run as written, like a malformed one, and is reported the same way (with the
+    position of the part to narrow).
+    """
 
 
 class ModelUnavailableError(RagError):

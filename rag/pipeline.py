@@ -28,11 +28,11 @@ from rag.answering.extraction import StageOutput, llm_rerank, llm_snippets, scor
 from rag.answering.snippets import SimilarityScorer, Snippet, bm25_scores, extract_snippets
 from rag.answering.support import support_scores
 from rag.corpus.article import Article
-from rag.errors import QuestionError
+from rag.errors import QueryTooBroadError, QuestionError
 from rag.models.generators import Generator
 from rag.retrieval.expansion import Expansion, broaden_query, expand_query
 from rag.retrieval.index import make_tokenizer
-from rag.retrieval.retrievers import RankedDocument, Retriever, SearchResult
+from rag.retrieval.retrievers import RankedDocument, Retriever, SearchResult, question_query
 from rag.retrieval.vectors import Hybrid
 from rag.run import (
     Progress,
@@ -239,13 +239,29 @@ class RagSystem:
             fusion = [f"dense fusion {self._hybrid_off}"]
 
             def retrieve() -> SearchResult:
-                found = retriever.search(query_text, self.settings.top_k, question=text)
+                nonlocal query_text
+                try:
+                    found = retriever.search(query_text, self.settings.top_k, question=text)
+                except QueryTooBroadError as exc:
+                    if query is not None:
+                        raise  # the user's own query: they narrow it
+                    # the model's query expands too far on this index: the question's words
+                    warnings.append(
+                        f"query expansion failed: the model's query {query_text!r:.120} is "
+                        f"too broad ({exc.detail}); searched for the question's words instead"
+                    )
+                    query_text = question_query(text)
+                    found = retriever.search(query_text, self.settings.top_k, question=text)
                 if found.fallback.value != "none" and self.generator.uses_llm:
                     # BioRAGent's fallback: the model broadens a query that found nothing
                     broader = broaden_query(text, query_text, self.generator)
                     if broader is not None:
-                        again = retriever.search(broader.query, self.settings.top_k)
-                        if again.fallback.value == "none" and again.documents:
+                        again: SearchResult | None
+                        try:
+                            again = retriever.search(broader.query, self.settings.top_k)
+                        except QueryTooBroadError:
+                            again = None  # a broader query that cannot run: keep what ran
+                        if again is not None and again.fallback.value == "none" and again.documents:
                             warnings.append(
                                 f"the query found nothing; the model's broader query "
                                 f"{broader.query!r:.200} ran instead"

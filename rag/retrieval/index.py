@@ -13,32 +13,36 @@ result as Whoosh's own search; any other query runs in Whoosh.
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import multiprocessing
 import threading
 import time
+import weakref
 from collections.abc import Callable, Container, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import whoosh.analysis
 import whoosh.qparser
 import whoosh.query
 from tqdm import tqdm
 from whoosh import fields, index, scoring
+from whoosh.collectors import TimeLimitCollector
+from whoosh.filedb.filestore import FileStorage
 from whoosh.index import IndexError as WhooshIndexError
 from whoosh.index import LockError
-from whoosh.reading import EmptyReader, MultiReader, SegmentReader
-from whoosh.searching import Searcher
+from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader
+from whoosh.searching import Searcher, TimeLimit
 
 from rag.corpus.article import Article, Deletion
-from rag.errors import IndexMissingError, QuerySyntaxError, RagError
+from rag.errors import IndexMissingError, QuerySyntaxError, QueryTooBroadError, RagError
 from rag.retrieval import compiled
-from rag.retrieval.query import check_query, markers
+from rag.retrieval.query import Atom, check_query, markers
 
 # Unfielded query words search ``text`` (title and abstract as one field: one BM25 length
 # normalisation and one saturation per term, measured better than BM25F over separate title and
@@ -51,6 +55,7 @@ QUERY_FIELDS = ("pmid", "title", "abstract", "text", "mesh", "year")
 analysis: Any = whoosh.analysis
 qparser: Any = whoosh.qparser
 wquery: Any = whoosh.query
+_FILE_STORAGE: Any = FileStorage
 STOP_WORD_LIST = frozenset(analysis.STOP_WORDS)
 _MESH_SEPARATOR = "; "
 # Memory for a writer's posting buffer (per process): with 256 MB a 30,000-citation PubMed file
@@ -58,6 +63,16 @@ _MESH_SEPARATOR = "; "
 WRITER_MB = 1024
 # BM25 parameters (Lucene's defaults; measured: other values moved MAP by less than 0.01)
 B, K1 = 0.75, 1.2
+# What the wildcards, fuzzy terms and ranges of one query may cost: the index terms they expand
+# to (Lucene's classic limit on a query's clauses), and the index terms (summed over segments)
+# they may examine to find them, in Python: a leading wildcard tests every term of every
+# segment, a fuzzy term computes an edit distance per term under its prefix (at 1 M abstracts:
+# 100,000 examined in 0.4 s for a wildcard, 2 s for a fuzzy term).
+MAX_EXPANDED_TERMS = 1024
+MAX_EXAMINED_TERMS = 100_000
+# The longest a query may run in Whoosh (any query but plain words, which the compiled postings
+# score in milliseconds): at 1 M abstracts a range over common title words ran 324 s.
+SEARCH_SECONDS = 10.0
 # Operators must stand alone between spaces, parentheses or quotes, exactly as rag.retrieval.query
 # lexes them (Whoosh's defaults differ slightly, e.g. "NOT(x)" would silently be a plain word).
 _BEFORE, _AFTER = r"(?:^|(?<=[\s()\"]))", r"(?=[\s()\"]|$)"
@@ -155,16 +170,28 @@ def open_index(directory: Path, *, create: bool = False) -> LiteratureIndex:
     """
     try:
         if index.exists_in(str(directory)):
-            return LiteratureIndex(directory, index.open_dir(str(directory)))
+            return LiteratureIndex(directory, _storage(directory).open_index())
         if not create:
             raise IndexMissingError(
                 f"no literature index in {directory}; build one with "
                 "'qabench index build SOURCE...' (or pass --data-dir)"
             )
         directory.mkdir(parents=True, exist_ok=True)
-        return LiteratureIndex(directory, index.create_in(str(directory), _schema()))
+        return LiteratureIndex(directory, _storage(directory).create_index(_schema()))
     except (OSError, WhooshIndexError) as exc:
         raise RagError(f"cannot open the index in {directory}: {exc}") from exc
+
+
+def _storage(directory: Path | str) -> Any:
+    """Return the index's file storage, read through file handles rather than memory maps.
+
+    Whoosh reads a memory-mapped segment by copying each of its files into memory: at a
+    million abstracts, opening a searcher took 3.2 s and 1.8 GB of private memory (2.5 GB after
+    100 questions), for every opened index. Through file handles it opens in 0.05 s and stays
+    at 50 MB; the page cache still holds the files. Word queries, scored over the compiled
+    postings, take as long either way; queries run by Whoosh take about 1.5 times as long.
+    """
+    return _FILE_STORAGE(str(directory), supports_mmap=False)
 
 
 def _schema() -> fields.Schema:
@@ -188,7 +215,18 @@ class LiteratureIndex:
         self._ix = ix
         self._parser = _query_parser(ix.schema)
         self._analyzer = ix.schema["text" if "text" in ix.schema else "abstract"].analyzer
-        self._searcher: Any = None  # kept open: opening one reads every segment's tables
+        # the searcher kept open (opening one reads every segment's tables), in a holder the
+        # finalizer shares: an index dropped without close() still closes its files
+        self._held: list[Any] = [None]
+        self._release = weakref.finalize(self, _release, self._held, ix)
+
+    @property
+    def _searcher(self) -> Any:
+        return self._held[0]
+
+    @_searcher.setter
+    def _searcher(self, searcher: Any) -> None:
+        self._held[0] = searcher
 
     def __enter__(self) -> LiteratureIndex:
         return self
@@ -200,10 +238,7 @@ class LiteratureIndex:
 
     def close(self) -> None:
         """Release the index files."""
-        if self._searcher is not None:
-            self._searcher.close()
-            self._searcher = None
-        self._ix.close()
+        self._release()
 
     def _current_searcher(self) -> Any:
         """Return the kept searcher, moved to the newest commit when the index changed.
@@ -366,7 +401,14 @@ class LiteratureIndex:
         """Return the terms the index makes of ``text`` (title/abstract analyzer)."""
         return [token.text for token in self._analyzer(text)]
 
-    def search(self, query: str, k: int, *, compiled_postings: bool = True) -> tuple[Hit, ...]:
+    def search(
+        self,
+        query: str,
+        k: int,
+        *,
+        compiled_postings: bool = True,
+        time_limit: float | None = SEARCH_SECONDS,
+    ) -> tuple[Hit, ...]:
         """Run a query in the query language and return the top ``k`` hits by BM25F score.
 
         Args:
@@ -375,12 +417,16 @@ class LiteratureIndex:
             compiled_postings: score a query of OR-ed words over the compiled postings when
                 every segment has them (same hits and scores); false: always in Whoosh (for
                 comparisons).
+            time_limit: the seconds a search in Whoosh may take (None: no limit, for
+                benchmarks); the compiled postings' searches are not timed.
 
         Returns:
             Up to ``k`` hits, best first (ties keep index order).
 
         Raises:
             QuerySyntaxError: when the query is malformed (with the position).
+            QueryTooBroadError: when its wildcards, fuzzy terms or ranges expand too far, or
+                it runs longer than ``time_limit``.
         """
         atoms = check_query(query, QUERY_FIELDS)
         try:
@@ -405,8 +451,26 @@ class LiteratureIndex:
                 return tuple(
                     Hit(_article(searcher.stored_fields(docnum)), score) for docnum, score in ranked
                 )
-        results = searcher.search(parsed, limit=k)
-        return tuple(Hit(_article(hit.fields()), float(hit.score)) for hit in results)
+        parsed = _expand_within_bounds(parsed, searcher.reader(), query, atoms)
+        collector = searcher.collector(limit=k)
+        if time_limit is not None:
+            # a timer thread flags the collector, which stops at its next document (no signal:
+            # searches run on worker threads)
+            collector = TimeLimitCollector(collector, timelimit=time_limit, use_alarm=False)
+        try:
+            searcher.search_with_collector(parsed, collector)
+        except TimeLimit:
+            raise QueryTooBroadError(
+                f"the query ran longer than {time_limit:g} s over the {searcher.doc_count():,} "
+                "indexed articles; narrow it (fewer or longer wildcards, fewer words, a field "
+                "or a phrase instead of a range)",
+                query=query,
+                position=0,
+            ) from None
+        finally:
+            if isinstance(collector, TimeLimitCollector) and collector.timer is not None:
+                collector.timer.cancel()  # stopped early: the timer would linger
+        return tuple(Hit(_article(hit.fields()), float(hit.score)) for hit in collector.results())
 
     def articles(self) -> Iterator[Article]:
         """Yield every stored article (in index order; for embedding and exports)."""
@@ -418,6 +482,14 @@ class LiteratureIndex:
         """Return the stored article with this PMID, or ``None``."""
         stored = self._current_searcher().document(pmid=pmid)
         return _article(stored) if stored else None
+
+
+def _release(held: list[Any], ix: Any) -> None:
+    """Close an index's kept searcher and the index (once, by close() or when dropped)."""
+    if held[0] is not None:
+        held[0].close()
+        held[0] = None
+    ix.close()
 
 
 def _read_toc(ix: Any) -> Any:
@@ -494,7 +566,7 @@ def bag_of_words(parsed: Any) -> list[str] | None:
 
 def _compile_job(directory: str, segment: str) -> None:
     """Compile one segment in a worker process (``LiteratureIndex.compile``)."""
-    ix: Any = index.open_dir(directory)
+    ix: Any = _storage(directory).open_index()
     try:
         for found in ix._segments():  # open this segment only, not the whole index
             if found.segment_id() == segment:
@@ -553,6 +625,144 @@ def _raise_error_nodes(node: Any, parser: Any, query: str) -> None:
     error = getattr(node.query(parser), "error", None)
     if error:
         raise QuerySyntaxError(str(error), query=query, position=node.startchar or 0)
+
+
+class _Exhausted(Exception):
+    """A query's expansions examined more index terms than they may."""
+
+
+class _CountingReader:
+    """A segment's reader whose term listings count what they yield against one budget.
+
+    Whoosh's multi-term queries find their terms through these listings (``lexicon``,
+    ``expand_prefix``, ``terms_from``; a fuzzy term through ``terms_within``, here Whoosh's
+    generic scan of the terms under its prefix, so that it is counted too); everything else is
+    the segment reader's own.
+    """
+
+    def __init__(self, reader: Any, budget: list[int]) -> None:
+        self._reader = reader
+        self._budget = budget  # one shared counter: [terms left]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reader, name)
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._reader
+
+    def _counted(self, items: Iterable[Any]) -> Iterator[Any]:
+        for item in items:
+            self._budget[0] -= 1
+            if self._budget[0] < 0:
+                raise _Exhausted
+            yield item
+
+    def lexicon(self, fieldname: str) -> Iterator[Any]:
+        return self._counted(self._reader.lexicon(fieldname))
+
+    def expand_prefix(self, fieldname: str, prefix: Any) -> Iterator[Any]:
+        return self._counted(self._reader.expand_prefix(fieldname, prefix))
+
+    def terms_from(self, fieldname: str, prefix: Any) -> Iterator[Any]:
+        return self._counted(self._reader.terms_from(fieldname, prefix))
+
+    def terms_within(self, fieldname: str, text: str, maxdist: int, prefix: int = 0) -> Any:
+        return IndexReader.terms_within(cast(IndexReader, self), fieldname, text, maxdist, prefix)
+
+
+def _expand_within_bounds(parsed: Any, reader: Any, query: str, atoms: Iterable[Atom]) -> Any:
+    """Expand a query's wildcards, fuzzy terms and ranges once, within bounds.
+
+    Each such part is expanded segment by segment against the open reader (a scan of a merged
+    lexicon costs a heap step per term and segment), counting every index term examined:
+    together the parts may match at most ``MAX_EXPANDED_TERMS`` distinct terms and examine at
+    most ``MAX_EXAMINED_TERMS``. The parts are then pinned to the terms found, so Whoosh's
+    search looks each one up per segment instead of expanding it again. Decided on the parsed
+    query; a refused query costs at most the budget, whatever the index size.
+
+    Returns:
+        The query with its multi-term parts pinned (the same matches and scores).
+
+    Raises:
+        QueryTooBroadError: naming the part that went over, with its position.
+    """
+    budget = [MAX_EXAMINED_TERMS]
+    expanded = 0
+    pinned: dict[int, Any] = {}
+    segments = [leaf for leaf, _ in reader.leaf_readers()] if reader.segments() else []
+    leaves = [parsed] if parsed.is_leaf() else list(parsed.leaves())
+    for leaf in leaves:
+        if not isinstance(leaf, wquery.MultiTerm) or id(leaf) in pinned:
+            continue
+        found: set[bytes] = set()
+        try:
+            for segment in segments:
+                for term in leaf._btexts(_CountingReader(segment, budget)):
+                    if term in found:
+                        continue
+                    found.add(term)
+                    expanded += 1
+                    if expanded > MAX_EXPANDED_TERMS:
+                        part, position = _written(leaf, atoms)
+                        raise QueryTooBroadError(
+                            f"{part} matches too many index terms (the query's wildcards, fuzzy "
+                            f"terms and ranges may match {MAX_EXPANDED_TERMS} together); write "
+                            "a longer prefix or fewer of them",
+                            query=query,
+                            position=position,
+                        )
+        except _Exhausted:
+            part, position = _written(leaf, atoms)
+            raise QueryTooBroadError(
+                f"{part} needs more than {MAX_EXAMINED_TERMS:,} index terms examined to find "
+                "its matches; start a wildcard with a few letters, give a fuzzy term a prefix "
+                "(name~2/3) or narrow the range",
+                query=query,
+                position=position,
+            ) from None
+        pinned[id(leaf)] = _pin(leaf, sorted(found))
+    return _replace_leaves(parsed, pinned) if pinned else parsed
+
+
+def _pin(leaf: Any, terms: list[bytes]) -> Any:
+    """Return a copy of a multi-term query that matches exactly ``terms`` (where present)."""
+    field = leaf.fieldname
+    copied = copy.copy(leaf)
+    # an instance attribute shadows the class's expansion: a lookup per term and segment
+    copied._btexts = lambda reader: [t for t in terms if (field, t) in reader]
+    return copied
+
+
+def _replace_leaves(q: Any, pinned: dict[int, Any]) -> Any:
+    if id(q) in pinned:
+        return pinned[id(q)]
+    if q.is_leaf():
+        return q
+    return q.apply(lambda child: _replace_leaves(child, pinned))
+
+
+def _written(leaf: Any, atoms: Iterable[Atom]) -> tuple[str, int]:
+    """Return a multi-term leaf as the user wrote it, and where it starts.
+
+    Whoosh's positions of such parts point into them (at the ``*`` of a prefix, past the
+    ``field:``), so the part is the innermost written term or range that holds that position.
+    """
+    at = getattr(leaf, "startchar", None) or 0
+    found = _atom_at(at, atoms)
+    if found is None:
+        return repr(str(leaf).removeprefix(f"{SEARCH_FIELDS[0]}:")), at
+    return repr(found.text), found.start
+
+
+def _atom_at(at: int, atoms: Iterable[Atom]) -> Atom | None:
+    for atom in atoms:
+        if atom.kind == "group":
+            inner = _atom_at(at, atom.children)
+            if inner is not None:
+                return inner
+        elif atom.kind in ("term", "range") and atom.start <= at < atom.start + len(atom.text):
+            return atom
+    return None
 
 
 def _prohibit(q: Any) -> Any:

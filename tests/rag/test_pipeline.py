@@ -12,7 +12,7 @@ from rag.answering.citations import AnswerSentence, CitedAnswer
 from rag.answering.exact import ExactAnswer
 from rag.answering.extraction import StageOutput
 from rag.answering.snippets import Snippet
-from rag.errors import QuerySyntaxError, QuestionError
+from rag.errors import QuerySyntaxError, QueryTooBroadError, QuestionError
 from rag.models.generators import ExtractiveGenerator
 from rag.models.openai_http import OpenAIGenerator, OpenAISettings
 from rag.pipeline import STAGES, RagSystem, Stages, default_stages
@@ -250,6 +250,27 @@ def test_failed_expansion_falls_back_to_the_questions_words(
     note = next(w for w in run.warnings if w.startswith("query expansion failed"))
     assert reason in note and "searched for the question's words instead" in note
     assert run.documents[0].pmid == "1000001"
+
+
+def test_a_models_query_too_broad_for_the_index_falls_back_to_the_questions_words(
+    llm_stubs: MakeStub,
+    openai_system: Callable[..., RagSystem],
+    extractive: RagSystem,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rag.retrieval import index as index_module
+
+    monkeypatch.setattr(index_module, "MAX_EXPANDED_TERMS", 3)  # the fixture index is small
+    stub = llm_stubs(Script(expand=lambda p: LlmReply(content="##aspirin OR infarct* OR m*##")))
+    run = openai_system(stub).ask(ASPIRIN)
+    assert run.expanded_query == run.query_run == question_query(ASPIRIN)
+    note = next(w for w in run.warnings if w.startswith("query expansion failed"))
+    assert "'m*' matches too many index terms" in note and "question's words instead" in note
+    assert run.documents[0].pmid == "1000001"
+    # the same query typed by the user is theirs to narrow: refused with its column
+    with pytest.raises(QueryTooBroadError) as caught:
+        extractive.ask(ASPIRIN, query="aspirin OR infarct* OR m*")
+    assert caught.value.position == 23
 
 
 def test_a_model_failing_everywhere_still_gives_extractive_answers(

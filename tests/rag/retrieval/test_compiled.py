@@ -221,3 +221,37 @@ def test_prune_keeps_copies_whose_segment_files_remain(
     # a caller with an older view (no segments at all) removes only what has no files
     assert compiled.prune(directory, []) == 2
     assert {p.name for p in root.iterdir()} == live
+
+
+# the kinds of multi-term parts, with and without fields, negation and boosts
+MULTI_TERM_QUERIES = (
+    "cardio*",
+    "hepat* AND liver",
+    "title:nephro* OR kidney",
+    "te?t*",
+    "*toxic",
+    "cisplatin~1",
+    "nephrotox~1/5",
+    "abstract:(seiz* OR convuls*) NOT rat*",
+    "title:[cocaine TO cyclosporin]",
+    "aspirin^2 infarct*^0.5",
+    '"heart failure" OR cardiomyopath*',
+)
+
+
+def test_expansions_pinned_once_rank_as_whoosh_expanding_them_per_segment(
+    real_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag.retrieval import index as index_module
+
+    with open_index(real_index) as index:
+        assert index.info().segments >= 2
+        pinned = {q: index.search(q, 50) for q in MULTI_TERM_QUERIES}
+        monkeypatch.setattr(index_module, "_expand_within_bounds", lambda parsed, *_: parsed)
+        compared = 0
+        for query, hits in pinned.items():
+            plain = index.search(query, 50)
+            assert [h.article.pmid for h in hits] == [h.article.pmid for h in plain], query
+            assert [h.score for h in hits] == pytest.approx([h.score for h in plain], abs=1e-9)
+            compared += len(hits) > 0
+    assert compared == len(MULTI_TERM_QUERIES)  # every query found something to compare

@@ -189,3 +189,76 @@ def test_a_word_in_nearly_every_document_weighs_almost_nothing(tmp_path: Path) -
         common = index.search("common", 50)
     assert len(common) == 21
     assert all(hit.score < rare.score / 20 for hit in common)
+
+
+# ------------------------------------------------- bounded wildcards, fuzzy terms and ranges
+
+
+def _numbered(tmp_path: Path, *, procs: int = 1) -> LiteratureIndex:
+    """An index whose abstracts hold the words zq0001 … zq3000 (one each)."""
+    index = open_index(tmp_path / "numbered", create=True)
+    index.add(
+        (Article(str(n), "Numbered", f"zq{n:04d} marker") for n in range(1, 3001)), procs=procs
+    )
+    return index
+
+
+def test_wildcards_that_match_too_many_terms_are_refused_where_written(tmp_path: Path) -> None:
+    from rag.errors import QueryTooBroadError
+    from rag.retrieval.index import MAX_EXPANDED_TERMS
+
+    with _numbered(tmp_path) as index:
+        assert len(index.search("zq1*", 2000)) == 1000  # 1,000 terms: under the limit, runs
+        assert MAX_EXPANDED_TERMS == 1024
+        with pytest.raises(QueryTooBroadError, match="'zq\\*' matches too many") as caught:
+            index.search("marker zq*", 10)
+        assert caught.value.position == 7
+        # the limit holds for the query's parts together, and inside fields and groups
+        with pytest.raises(QueryTooBroadError, match="'zq2\\*'") as caught:
+            index.search("zq1* zq2*", 10)
+        assert caught.value.position == 5
+        with pytest.raises(QueryTooBroadError, match="'abstract:zq\\*'") as caught:
+            index.search("marker AND abstract:zq*", 10)
+        assert caught.value.position == 11
+        with pytest.raises(QueryTooBroadError, match="'zq\\*'") as caught:
+            index.search("marker NOT (title:numbered OR zq*)", 10)
+        assert caught.value.position == 30
+        with pytest.raises(QueryTooBroadError, match="'text:\\[zq0001 TO zq2999\\]'"):
+            index.search("text:[zq0001 TO zq2999]", 10)
+        # a refused query is a syntax-like error: the same handlers report it with its column
+        assert isinstance(caught.value, QuerySyntaxError)
+
+
+def test_expansions_may_examine_only_so_many_index_terms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag.errors import QueryTooBroadError
+    from rag.retrieval import index as index_module
+
+    with _numbered(tmp_path, procs=2) as index:
+        reader = index._current_searcher().reader()
+        assert len(list(reader.leaf_readers())) >= 2  # several segments: Whoosh's generic scans
+        # without the limit, each of these finds document 7 (the fuzzy ones its neighbours too)
+        for query in ("*q0007", "zq0007~1", "zq0007~1/4"):
+            assert "7" in {hit.article.pmid for hit in index.search(query, 50)}, query
+        monkeypatch.setattr(index_module, "MAX_EXAMINED_TERMS", 500)
+        # a leading wildcard reads the whole lexicon; a fuzzy term without a prefix scans it
+        for query in ("*q0007", "zq0007~1"):
+            with pytest.raises(QueryTooBroadError, match="more than 500 index terms examined"):
+                index.search(query, 5)
+        # a fuzzy term with a prefix examines only the terms under it (zq00…: about 100)
+        assert "7" in {hit.article.pmid for hit in index.search("zq0007~1/4", 50)}
+
+
+def test_a_search_in_whoosh_that_runs_too_long_is_refused(tmp_path: Path) -> None:
+    from rag.errors import QueryTooBroadError
+    from rag.retrieval.index import SEARCH_SECONDS
+
+    assert SEARCH_SECONDS == 10
+    with _numbered(tmp_path) as index:
+        query = "title:numbered OR marker"  # a field: runs in Whoosh, matches all 3,000
+        assert len(index.search(query, 5000, time_limit=None)) == 3000
+        with pytest.raises(QueryTooBroadError, match="ran longer than 0 s over the 3,000"):
+            index.search(query, 5000, time_limit=0)
+        # the limit leaves no timer behind, and the next search is whole
+        assert len(index.search(query, 5000)) == 3000
