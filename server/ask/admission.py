@@ -19,9 +19,10 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import TypeVar
 
 from rag.models.generators import EXTRACTIVE
@@ -153,16 +154,63 @@ def busy_problem(exc: PoolFullError) -> Problem:
     )
 
 
-def check_generator(name: str | None, config: Config) -> None:
-    """Refuse a heavy generator to a request without the submit or admin token.
+def reserved(name: str, config: Config) -> bool:
+    """Return whether generator ``name`` is kept for holders of the submit or admin token.
 
     ``extractive`` and the configured ``rag.generator`` are open to everybody; the others too
     when ``rag.open_generators`` is set.
+    """
+    return name not in (EXTRACTIVE, config.rag.generator) and not config.rag.open_generators
+
+
+@dataclass(frozen=True, slots=True)
+class MenuEntry:
+    """A generator the ask page's menu leaves out, and why."""
+
+    name: str
+    reason: str
+    needs_token: bool = False
+
+
+def generator_menu(
+    names: Sequence[str],
+    config: Config,
+    unavailable: Callable[[str], str | None],
+    *,
+    holds_token: bool,
+) -> tuple[tuple[str, ...], tuple[MenuEntry, ...]]:
+    """Split the generators into those this reader may run here and those left out (with why).
+
+    A generator is left out when the server cannot run it (``unavailable`` gives the reason:
+    a model not installed, an endpoint not configured) or when it is reserved and the reader
+    holds no token.
+
+    >>> from server.config import Config
+    >>> offered, hidden = generator_menu(("extractive", "openai-http"), Config(),
+    ...     lambda n: None, holds_token=False)
+    >>> offered, [(h.name, h.needs_token) for h in hidden]
+    (('extractive',), [('openai-http', True)])
+    """
+    offered: list[str] = []
+    hidden: list[MenuEntry] = []
+    for name in names:
+        why = unavailable(name)
+        if why is not None:
+            hidden.append(MenuEntry(name, why))
+        elif reserved(name, config) and not holds_token:
+            hidden.append(MenuEntry(name, "reserved for holders of the submit token", True))
+        else:
+            offered.append(name)
+    return tuple(offered), tuple(hidden)
+
+
+def check_generator(name: str | None, config: Config) -> None:
+    """Refuse a reserved generator (``reserved``) to a request without the submit or admin token.
 
     Raises:
         Problem: 403 naming the generator and what opens it.
     """
-    if name is None or name in (EXTRACTIVE, config.rag.generator) or config.rag.open_generators:
+    if name is None or not reserved(name, config):
         return
     if holds_form_token():
         return

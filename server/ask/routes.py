@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
+from urllib.parse import urlencode
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
 from pyoxigraph import Literal, NamedNode
 
 from rag.errors import QuerySyntaxError, QuestionError, RagError
@@ -35,6 +36,7 @@ from server.ask.admission import (
     RagPool,
     busy_problem,
     check_generator,
+    generator_menu,
 )
 from server.ask.jobs import AskJob, AskJobs
 from server.ask.payloads import bioasq_json, qald_json, run_json
@@ -44,6 +46,7 @@ from server.linked_data.documents import document
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import href
 from server.services import Services, Visibility, services
+from server.web import auth
 from server.web.limits import check_rate, limits
 from server.web.problems import Problem
 from vocab.project import QAB
@@ -177,12 +180,22 @@ def _result_html(run: RagRun, iri: str | None) -> str:
 
 
 def _page(form: AskForm, *, r: ResultView | None = None, problem: Problem | None = None) -> str:
+    rag = rag_service()
+    # the menu offers only what this server can run for this reader; the rest is named, with why
+    offered, hidden = generator_menu(
+        GENERATOR_NAMES, rag.config, rag.unavailable, holds_token=auth.holds_form_token()
+    )
+    default = rag.default_generator if rag.default_generator in offered else offered[0]
+    unlock = any(h.needs_token for h in hidden)
     return render_template(
         "ask.html",
         title="Ask a biomedical question",
         form=form,
-        generators=GENERATOR_NAMES,
-        default_generator=rag_service().default_generator,
+        generators=offered,
+        hidden_generators=hidden,
+        default_generator=default,
+        configured_generator=rag.default_generator,
+        csrf_token=auth.csrf_token() if unlock else "",
         r=r,
         problem=problem,
     )
@@ -197,6 +210,16 @@ def _wants_json() -> bool:
 def ask_page() -> str:
     """The ask page; ``?question=`` fills in the question box (links from other pages)."""
     return _page(AskForm(request.args.get("question", "")[:MAX_PREFILL]))
+
+
+@bp.post("/ask/unlock")
+def unlock_generators() -> Response:
+    """Remember the submit token in the session (form ``submit_token``), then back to the page."""
+    auth.check_csrf()
+    auth.require_submitter()
+    question = request.form.get("question", "")[:MAX_PREFILL]
+    target = "/ask" + (f"?{urlencode({'question': question})}" if question else "")
+    return redirect(target, 303)  # type: ignore[return-value]
 
 
 @bp.post("/ask")

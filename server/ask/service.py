@@ -27,9 +27,10 @@ from rag.models.generators import (
     ExtractiveGenerator,
     Generator,
     TransformersGenerator,
+    local_model_missing,
 )
 from rag.models.model_files import LocalModelSettings
-from rag.models.openai_http import OpenAIGenerator, OpenAISettings
+from rag.models.openai_http import OpenAIGenerator, OpenAISettings, check_settings
 from rag.pipeline import RagSystem
 from rag.provenance import run_quads
 from rag.retrieval.index import IndexPool
@@ -101,26 +102,48 @@ class RagService:
                 self._generators[name] = self._build(name)
             return self._generators[name]
 
-    def _build(self, name: str) -> Generator:
+    def unavailable(self, name: str) -> str | None:
+        """Return why generator ``name`` cannot run on this server, or ``None`` if it can.
+
+        Nothing is loaded or contacted: the local model's packages and files are looked up,
+        the endpoint's settings checked.
+        """
+        if name == EXTRACTIVE:
+            return None
+        with self._lock:
+            if name in self._generators:
+                return None
+        try:
+            if name == OPENAI_HTTP:
+                check_settings(self._openai_settings())
+                return None
+        except ModelUnavailableError as exc:
+            return str(exc)
+        return local_model_missing(self._local_settings())
+
+    def _openai_settings(self) -> OpenAISettings:
         rag = self.config.rag
+        key = self._environ.get(rag.openai_api_key_env, "") or None
+        return OpenAISettings(
+            rag.openai_base_url, rag.openai_model, key, rag.generator_timeout_seconds
+        )
+
+    def _local_settings(self) -> LocalModelSettings:
+        rag = self.config.rag
+        model_path = rag.model_path.strip()
+        return LocalModelSettings(
+            cache_dir=self.config.cache_dir,
+            model_path=_resolve(self.config, model_path) if model_path else None,
+            threads=LOCAL_THREADS,
+            timeout_seconds=rag.generator_timeout_seconds,
+        )
+
+    def _build(self, name: str) -> Generator:
         if name == EXTRACTIVE:
             return ExtractiveGenerator()
         if name == OPENAI_HTTP:
-            key = self._environ.get(rag.openai_api_key_env, "") or None
-            return OpenAIGenerator(
-                OpenAISettings(
-                    rag.openai_base_url, rag.openai_model, key, rag.generator_timeout_seconds
-                )
-            )
-        model_path = rag.model_path.strip()
-        return TransformersGenerator.load(
-            LocalModelSettings(
-                cache_dir=self.config.cache_dir,
-                model_path=_resolve(self.config, model_path) if model_path else None,
-                threads=LOCAL_THREADS,
-                timeout_seconds=rag.generator_timeout_seconds,
-            )
-        )
+            return OpenAIGenerator(self._openai_settings())
+        return TransformersGenerator.load(self._local_settings())
 
     def _dense_scorer(self) -> DenseScorer | None:
         if not self.config.rag.dense_rerank:

@@ -4,6 +4,7 @@ still served), the cap on request threads waiting for runs, per-client rates on 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,3 +165,52 @@ def test_heavy_generators_need_the_token_unless_opened(
         for app in (closed, opened):
             app.extensions["rag_pool"].close()
             app.extensions["services"].close()
+
+
+def _menu(client: Any) -> tuple[list[str], list[str]]:
+    """Return the generator menu's options and the generators named as left out."""
+    page = client.get("/ask", headers={"Accept": "text/html"}).get_data(as_text=True)
+    select = page.split('<select id="generator"', 1)[1].split("</select>", 1)[0]
+    options = re.findall(r'<option value="([^"]+)"', select)
+    return options, re.findall(r'<li data-generator="([^"]+)"', page)
+
+
+def test_the_menu_offers_what_this_reader_can_run_and_the_token_unlocks_the_rest(
+    tmp_path: Path, rag_index_dir: Path, refused_url: str
+) -> None:
+    # openai-http is configured (reachable or not does not matter for the menu); the local
+    # model path does not exist, so transformers-local cannot run here for anybody.
+    app = _app(
+        tmp_path,
+        rag_index_dir,
+        openai_base_url=refused_url,
+        openai_model="m",
+        model_path=str(tmp_path / "no-model"),
+    )
+    try:
+        client = app.test_client()
+        options, hidden = _menu(client)
+        assert options == ["extractive"] and hidden == ["transformers-local", "openai-http"]
+        page = client.get("/ask", headers={"Accept": "text/html"}).get_data(as_text=True)
+        assert "does not exist" in page and "reserved for holders of the submit token" in page
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert csrf is not None
+        wrong = client.post(
+            "/ask/unlock", data={"csrf_token": csrf.group(1), "submit_token": "nope"}
+        )
+        assert wrong.status_code == 403 and _menu(client)[0] == ["extractive"]
+        token = app.extensions["form_secrets"].submit_token
+        unlocked = client.post(
+            "/ask/unlock",
+            data={"csrf_token": csrf.group(1), "submit_token": token, "question": "Q?"},
+        )
+        assert unlocked.status_code == 303 and unlocked.headers["Location"].endswith(
+            "?question=Q%3F"
+        )
+        assert _menu(client) == (["extractive", "openai-http"], ["transformers-local"])
+        # without the CSRF token nothing is unlocked
+        other = app.test_client()
+        assert other.post("/ask/unlock", data={"submit_token": token}).status_code == 403
+        assert _menu(other)[0] == ["extractive"]
+    finally:
+        app.extensions["services"].close()

@@ -60,7 +60,9 @@ def test_ask_page_has_the_question_form(rag_client: Any) -> None:
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert 'name="question"' in html and 'action="/ask"' in html
-    assert html.count("<option") == 3 and "extractive (configured)" in html
+    # an anonymous reader is offered what it may run; the others are named with the reason
+    assert html.count("<option") == 1 and "extractive (configured)" in html
+    assert 'data-generator="openai-http"' in html and "rag.openai_base_url" in html
     assert '<script src="/static/ask.js" defer></script>' in html
     script = rag_client.get("/static/ask.js")
     assert script.status_code == 200 and b"/ask/jobs" in script.get_data()
