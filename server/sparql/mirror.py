@@ -143,10 +143,16 @@ class PublicMirror:
             )
 
     def _replay(self, added: list[Quad], removed: list[Quad]) -> None:
+        """Replay one change as the main store applied it: remove, then add.
+
+        A quad both removed and added by one change is present afterwards, so it must not be
+        removed here (deciding what to add before what to remove lost such quads).
+        """
         assert self.store is not None
         raw = self.store.raw
+        kept = set(added)
         fresh = [q for q in dict.fromkeys(added) if q not in raw]
-        gone = [q for q in dict.fromkeys(removed) if q in raw]
+        gone = [q for q in dict.fromkeys(removed) if q not in kept and q in raw]
         self.store.apply(remove=gone, add=fresh)
         self.quads += len(fresh) - len(gone)
 

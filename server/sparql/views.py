@@ -235,11 +235,15 @@ class ViewPublisher:
                 ),
                 timeout,
             )
+            current = self._current
+            if current is not None and current.generation >= at_least:
+                return current
             if self._failure is not None:
                 raise ViewNotReadyError(self._failure)
-            if self._current is None:
+            if current is None:
                 raise ViewNotReadyError("The SPARQL view is still being built")
-            return self._current
+            # Never an older view with 200: its reader would miss writes it has seen.
+            raise ViewNotReadyError("The SPARQL view is catching up with the latest writes")
 
     def token_view(self, base: View, unlocked: tuple[NamedNode, ...]) -> View:
         """Return ``base`` plus the graphs ``unlocked`` (private experiments a token opens).

@@ -9,14 +9,17 @@ scratch, and the published view must hold exactly the public graphs of the main 
 from __future__ import annotations
 
 import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat
 
 from server.sparql.mirror import PublicMirror
-from server.sparql.views import View, ViewPublisher, check_view
+from server.sparql.views import View, ViewNotReadyError, ViewPublisher, check_view
 from store import graphs
 from store.changes import ChangeLog
 from store.errors import StoreError
@@ -209,3 +212,106 @@ def test_a_dump_is_written_once_per_view(world: World) -> None:
     world.store.add([_q("b", "2", graphs.rag_graph(BASE))])
     newer = world.views.dump(world.sync())
     assert newer.read_bytes().count(b"\n") == 2 and not first.exists()
+
+
+# ---------------------------------------------------------------- randomised change sequences
+_GRAPHS = ("rag", "kb", "exp1", "exp2", "staging")
+_ITEMS = tuple(range(6))
+
+
+def _graph(name: str) -> NamedNode:
+    return {
+        "rag": graphs.rag_graph(BASE),
+        "kb": graphs.kb_graph(BASE, "kb"),
+        "exp1": graphs.experiment_graph(BASE, "202401010001"),
+        "exp2": graphs.experiment_graph(BASE, "202401010002"),
+        "staging": graphs.staging_graph(BASE, "x"),
+    }[name]
+
+
+_quad = st.builds(
+    lambda g, s, o: _q(f"s{s}", f"o{o}", _graph(g)),
+    st.sampled_from(_GRAPHS),
+    st.sampled_from(_ITEMS),
+    st.sampled_from(_ITEMS),
+)
+_step = st.one_of(
+    st.tuples(st.just("add"), st.lists(_quad, max_size=4)),
+    st.tuples(st.just("apply"), st.lists(_quad, max_size=4), st.lists(_quad, max_size=4)),
+    st.tuples(st.just("same"), st.lists(_quad, min_size=1, max_size=3)),
+    st.tuples(st.just("drop"), st.sampled_from(_GRAPHS)),
+    st.tuples(st.just("flag"), st.sampled_from(("202401010001", "202401010002")), st.booleans()),
+    st.tuples(st.just("blank"), st.sampled_from(_GRAPHS)),
+    st.tuples(st.just("bulk"), st.lists(_quad, max_size=4)),
+    st.tuples(st.just("update"), _quad),
+)
+
+
+def _do(store: TripleStore, step: tuple[object, ...]) -> None:
+    kind = step[0]
+    if kind == "add":
+        store.add(step[1])  # type: ignore[arg-type]
+    elif kind == "apply":
+        store.apply(remove=step[1], add=step[2])  # type: ignore[arg-type]
+    elif kind == "same":
+        # removed and added again by one write: present afterwards
+        store.apply(remove=step[1], add=step[1])  # type: ignore[arg-type]
+    elif kind == "drop":
+        store.drop_graphs([_graph(str(step[1]))])
+    elif kind == "flag":
+        eid, published = str(step[1]), bool(step[2])
+        admin = graphs.admin_graph(BASE)
+        store.apply(
+            remove=list(store.quads(NamedNode(f"{BASE}/experiment/{eid}"), None, None, admin)),
+            add=_flag(eid, published),
+        )
+    elif kind == "blank":
+        store.add([Quad(BlankNode(), NamedNode(EX + "p"), Literal("b"), _graph(str(step[1])))])
+    elif kind == "bulk":
+        store.bulk_add(step[1])  # type: ignore[arg-type]
+    else:
+        quad = step[1]
+        assert isinstance(quad, Quad)
+        store.update(
+            f"INSERT DATA {{ GRAPH {quad.graph_name} {{ {quad.subject} {quad.predicate} "
+            f"{quad.object} }} }}"
+        )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.lists(_step, min_size=1, max_size=4)), min_size=1, max_size=6))
+def test_the_view_equals_the_public_graphs_after_random_change_sequences(
+    batches: list[tuple[list[tuple[object, ...]]]],
+) -> None:
+    """Whatever writes come, in whatever batches, the view holds exactly the public data."""
+    with tempfile.TemporaryDirectory() as tmp:
+        world = World(Path(tmp))
+        try:
+            world.sync()
+            for (steps,) in batches:
+                for step in steps:
+                    _do(world.store, step)
+                view = world.sync()
+                assert world.view_quads(view) == world.expected(), steps
+        finally:
+            world.views.close()
+            world.store.close()
+
+
+def test_a_quad_removed_and_added_by_one_write_stays_in_the_view(world: World) -> None:
+    rag = graphs.rag_graph(BASE)
+    started = _q("task", "started", rag)
+    world.store.add([started])
+    world.sync()
+    # as a task's state is rewritten: the same quad removed and added in one transaction
+    world.store.apply(remove=[started], add=[started, _q("task", "running", rag)])
+    assert str(started) in world.view_quads(world.sync())
+
+
+def test_a_view_older_than_the_readers_write_is_never_served(world: World) -> None:
+    world.store.add([_q("a", "1", graphs.rag_graph(BASE))])
+    view = world.sync()
+    # a reader who has seen write generation N + 1 cannot be given the view of N
+    with pytest.raises(ViewNotReadyError, match="catching up"):
+        world.views.current(view.generation + 1, timeout=0.2)
+    assert world.views.current(view.generation, timeout=0.2) == view
