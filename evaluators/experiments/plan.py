@@ -56,6 +56,10 @@ class ExperimentRequest:
     profiles: tuple[str, ...] = ("strict",)
     owner: str = ""
     publish: bool = False
+    # a loaded KB name or a SPARQL endpoint URL (may hold credentials: used, never stored) for
+    # owl:sameAs and labels and for running SPARQL-only answers; None: the runner's default
+    # (evaluation.kb), "": none
+    kb: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, Quad
 
-from evaluators.errors import EvaluationError
+from evaluators.errors import EvaluationError, KnowledgeBaseError
 from evaluators.experiments import model, rdf
 from evaluators.experiments.plan import (
     ExperimentRequest,
@@ -29,6 +29,7 @@ from evaluators.experiments.plan import (
 from evaluators.experiments.read import (
     ExperimentOverview,
     ExperimentSummary,
+    experiment_facts,
     experiment_summary,
     list_experiments,
     overview,
@@ -45,7 +46,7 @@ from evaluators.experiments.worker import (
     TaskWorker,
     now,
 )
-from evaluators.knowledge.bases import KnowledgeBase, kb_graph_of, open_kb
+from evaluators.knowledge.bases import KnowledgeBase, check_kb_url, kb_graph_of, open_kb
 from evaluators.knowledge.execution import (
     EndpointExecutor,
     ExecutionLimits,
@@ -114,17 +115,18 @@ class ExperimentRunner:
         self.registry = registry
         self.release = release
         self.on_write = on_write
-        self._kb_spec = kb
-        self._kb: KnowledgeBase | None = None
+        self._kb_default = kb
+        self._kb_of: dict[str, str] = {}  # experiment id -> its KB spec (credentials kept here)
+        self._kbs: dict[str, KnowledgeBase] = {}
         self._lock = threading.Lock()
         self._writer = StoreWriter(store, base, on_write)
-        self._executor: QueryExecutor | None = None
+        self._executors: dict[str, QueryExecutor] = {}
         self._executor_lock = threading.Lock()
         self._worker = TaskWorker(
             self._writer,
             limits=limits,
             release=release,
-            knowledge=lambda: self._knowledge()[0],
+            knowledge=lambda eid: self._knowledge(self._kb_spec(eid))[0],
             completion=self._completion,
         )
         self._live: set[str] = set()
@@ -132,33 +134,56 @@ class ExperimentRunner:
         self._threads: dict[str, threading.Thread] = {}
         self._prepared: dict[str, SystemHandles] = {}
 
-    def _completion(self) -> Completion | None:
-        """Return the step that runs SPARQL-only answers on the KB (None: not configured/off)."""
-        if not self.limits.execute_queries or not self._kb_spec:
+    def _kb_spec(self, eid: str) -> str:
+        """Return the KB an experiment was submitted with (read back from its record)."""
+        with self._lock:
+            spec = self._kb_of.get(eid)
+        if spec is None:
+            spec = experiment_facts(self.store, self.base, eid).knowledge_base or ""
+            with self._lock:
+                self._kb_of.setdefault(eid, spec)
+        return spec
+
+    def _cache_key(self, spec: str) -> str:
+        # a loaded KB is cached per load: reloading it gives the next experiments the new graph
+        if spec.startswith(("http://", "https://")):
+            return spec
+        graph = kb_graph_of(self.store, self.base, spec)
+        return f"{spec}\n{graph.value if graph is not None else ''}"
+
+    def _completion(self, eid: str) -> Completion | None:
+        """Return the step that runs SPARQL-only answers on the KB (None: no KB, or turned off)."""
+        spec = self._kb_spec(eid)
+        if not self.limits.execute_queries or not spec:
             return None
+        key = self._cache_key(spec)
         with self._executor_lock:
-            if self._executor is None:
+            executor = self._executors.get(key)
+            if executor is None:
                 limits = ExecutionLimits(
                     timeout_seconds=self.limits.query_timeout_seconds,
                     max_rows=self.limits.query_max_rows,
                     max_bytes=self.limits.max_response_bytes,
                 )
-                executor = open_executor(self.store, self.base, self._kb_spec, limits)
+                executor = open_executor(self.store, self.base, spec, limits)
                 if isinstance(executor, EndpointExecutor):
-                    executor.description = public_url(self._kb_spec)
-                self._executor = executor
-            return executing(self._executor)
+                    executor.description = public_url(spec)
+                self._executors[key] = executor
+            return executing(executor)
 
-    def _knowledge(self) -> tuple[KnowledgeBase | None, model.KbDescription | None]:
-        spec = self._kb_spec
+    def _knowledge(self, spec: str) -> tuple[KnowledgeBase | None, model.KbDescription | None]:
+        """Return the KB a spec names and its description (``KnowledgeBaseError`` if unknown)."""
         if not spec:
             return None, None
-        if self._kb is None:
-            self._kb = open_kb(
-                self.store, self.base, spec, timeout=self.limits.request_timeout_seconds
-            )
+        key = self._cache_key(spec)
+        with self._executor_lock:
+            kb = self._kbs.get(key)
+            if kb is None:
+                kb = self._kbs[key] = open_kb(
+                    self.store, self.base, spec, timeout=self.limits.request_timeout_seconds
+                )
         if spec.startswith(("http://", "https://")):
-            return self._kb, model.KbDescription(public_url(spec), endpoint=public_url(spec))
+            return kb, model.KbDescription(public_url(spec), endpoint=public_url(spec))
         # a loaded KB has a version when its catalog entry states one
         versions = self.store.quads(
             iris.kb_iri(self.base, spec), QAB.kbVersion, None, graphs.catalog_graph(self.base)
@@ -166,7 +191,7 @@ class ExperimentRunner:
         version = next((q.object.value for q in versions if isinstance(q.object, Literal)), None)
         graph = kb_graph_of(self.store, self.base, spec)
         described = graph.value if graph is not None else None
-        return self._kb, model.KbDescription(spec, graph=described, version=version)
+        return kb, model.KbDescription(spec, graph=described, version=version)
 
     # ------------------------------------------------------------------ submission
     def submit(self, request: ExperimentRequest) -> Submission:
@@ -186,7 +211,10 @@ class ExperimentRunner:
             limits_concurrency=self.limits.concurrency_per_system,
             max_file_bytes=self.limits.max_file_bytes,
         )
-        _, kb = self._knowledge()
+        spec = self._kb_default if request.kb is None else request.kb.strip()
+        if spec.startswith(("http://", "https://")):
+            check_kb_url(spec)
+        _, kb = self._knowledge(spec)
         token = secrets.token_urlsafe(32)
         admin = graphs.admin_graph(self.base)
         with self._lock:
@@ -211,6 +239,7 @@ class ExperimentRunner:
             if request.publish:
                 quads += rdf.publication_quads(self.base, eid, record.created)
             self._writer.write([], quads)
+            self._kb_of[eid] = spec
             self._prepared[eid] = SystemHandles.from_plan(
                 planned, self.limits, self.registry, self.release
             )
@@ -285,18 +314,37 @@ class ExperimentRunner:
         *,
         progress: Progress | None = None,
         overrides: Mapping[str, SystemRequest] | None = None,
+        kb: str | None = None,
     ) -> ExperimentSummary:
         """Finish an experiment's interrupted (and still queued) tasks; finished ones stay.
 
+        ``kb`` gives the recorded knowledge base again, e.g. an endpoint URL with the
+        credentials that were not stored; it must be the one the experiment records.
+
         Raises:
             UnknownExperimentError: if there is no such experiment.
-            EvaluationError: if it is running in this process right now.
+            EvaluationError: if it is running in this process right now, or ``kb`` is not the
+                knowledge base it records (``KnowledgeBaseError``).
         """
         if experiment_id in self.live():
             raise EvaluationError(f"Experiment {experiment_id} is running; wait for it to end")
+        if kb is not None:
+            self._use_kb(experiment_id, kb.strip())
         self.recover()
         wanted = (model.TaskStatus.QUEUED, model.TaskStatus.INTERRUPTED)
         return self._run(experiment_id, wanted, progress, overrides or {})
+
+    def _use_kb(self, eid: str, spec: str) -> None:
+        overview(self.store, self.base, eid)
+        recorded = experiment_facts(self.store, self.base, eid).knowledge_base or ""
+        shown = public_url(spec) if spec.startswith(("http://", "https://")) else spec
+        if shown != recorded:
+            raise KnowledgeBaseError(
+                f"Experiment {eid} was run with knowledge base {recorded or 'none'!r}, not "
+                f"{shown or 'none'!r}; resume it with the same one"
+            )
+        with self._lock:
+            self._kb_of[eid] = spec
 
     def _run(
         self,

@@ -192,8 +192,8 @@ class TaskWorker:
         *,
         limits: RunLimits,
         release: model.SoftwareRelease,
-        knowledge: Callable[[], KnowledgeBase | None],
-        completion: Callable[[], Completion | None] | None = None,
+        knowledge: Callable[[str], KnowledgeBase | None],
+        completion: Callable[[str], Completion | None] | None = None,
     ) -> None:
         self.writer = writer
         self.store = writer.store
@@ -201,7 +201,8 @@ class TaskWorker:
         self.limits = limits
         self.release = release
         self.knowledge = knowledge
-        self.completion = completion or (lambda: None)
+        # both take the experiment id: each experiment has its own knowledge base
+        self.completion = completion or (lambda _eid: None)
         # Scoring parses SPARQL with rdflib, whose pyparsing grammar is not thread-safe; it is
         # CPU-bound anyway, so tasks take turns there (asking the systems still overlaps).
         self._scoring_lock = threading.Lock()
@@ -317,7 +318,7 @@ class TaskWorker:
                     cancel=cancel,
                     progress=report,
                     record=recorder,
-                    complete=self.completion(),
+                    complete=self.completion(eid),
                 )
             finally:
                 recorder.flush()
@@ -341,7 +342,7 @@ class TaskWorker:
             profile=plan.profile,
             language=plan.language,
             dataset_label=f"{plan.dataset}@{plan.version}",
-            kb=self.knowledge(),
+            kb=self.knowledge(eid),
             bootstrap_samples=self.limits.bootstrap_samples,
             scoring_lock=self._scoring_lock,
             markings_cache=markings,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
+from urllib.parse import urlsplit
 
 from pyoxigraph import Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, RdfFormat
 
@@ -190,6 +191,27 @@ class StoreKnowledgeBase:
                 if value is not None:
                     values.setdefault(value)
         return AnswerSet(tuple(values), None, tuple(names))
+
+
+def check_kb_url(url: str) -> str:
+    """Return ``url`` if it is an absolute http(s) URL with a host (a SPARQL endpoint).
+
+    >>> check_kb_url("https://dbpedia.org/sparql")
+    'https://dbpedia.org/sparql'
+
+    Raises:
+        KnowledgeBaseError: if it is not.
+    """
+    parts = urlsplit(url)
+    try:
+        _ = parts.port
+    except ValueError:
+        raise KnowledgeBaseError(f"Invalid port in knowledge-base URL {url[:200]!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise KnowledgeBaseError(
+            f"Knowledge base {url[:200]!r} is not an absolute http(s) SPARQL endpoint URL"
+        )
+    return url
 
 
 def open_kb(

@@ -82,12 +82,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="scoring profile (repeatable; default evaluation.default_profile)",
     )
     run.add_argument("--publish", action="store_true", help="make the experiment public at once")
+    run.add_argument("--kb", metavar="NAME|URL", help=KB_HELP)
     run.add_argument("--no-execute", action="store_true", help=NO_EXECUTE_HELP)
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     run.set_defaults(func=run_run)
 
     resume = act.add_parser("resume", help="finish the interrupted tasks of an experiment")
     resume.add_argument("id")
+    resume.add_argument(
+        "--kb",
+        metavar="NAME|URL",
+        help="the experiment's knowledge base again, e.g. its endpoint URL with credentials",
+    )
     resume.add_argument("--no-execute", action="store_true", help=NO_EXECUTE_HELP)
     resume.add_argument(
         "--system",
@@ -192,7 +198,11 @@ def answer_systems(values: list[str]) -> list[SystemRequest]:
 
 NO_EXECUTE_HELP = (
     "score SPARQL-only answers (a query, no answers) as empty instead of running their query "
-    "on the knowledge base (evaluation.kb)"
+    "on the knowledge base (--kb / evaluation.kb)"
+)
+KB_HELP = (
+    "knowledge base for owl:sameAs and label lookups and for running SPARQL-only answers: a "
+    "loaded KB name or a SPARQL endpoint URL (default: evaluation.kb)"
 )
 
 
@@ -273,6 +283,7 @@ def run_run(ctx: Context, args: argparse.Namespace) -> int:
         profiles=tuple(args.profile or [ctx.config.evaluation.default_profile]),
         owner=owner,
         publish=args.publish,
+        kb=args.kb,
     )
     runner = _runner(ctx, execute=not args.no_execute)
     submission = runner.submit(request)
@@ -327,7 +338,7 @@ def run_resume(ctx: Context, args: argparse.Namespace) -> int:
     runner = _runner(ctx, execute=not args.no_execute)
     bar = _Bar()
     try:
-        summary = runner.resume(args.id, progress=bar, overrides=overrides)
+        summary = runner.resume(args.id, progress=bar, overrides=overrides, kb=args.kb)
     finally:
         bar.close()
     _report(ctx, summary, args.json)

@@ -3,7 +3,8 @@
 Turns the submitted fields into an ``ExperimentRequest``: datasets (``name@version``), web
 services (numbered name/URL rows), built-in systems, answers files (numbered file/name/dataset
 rows; each file is saved under ``<data dir>/uploads/<random>/`` because the runner re-reads it
-on ``resume``), languages, profiles, owner and the publish flag. Field-level mistakes raise
+on ``resume``), languages, profiles, the knowledge base (a loaded KB name or a SPARQL endpoint
+URL; empty: the server's ``evaluation.kb``), owner and the publish flag. Field-level mistakes raise
 ``FormError`` (400); whether the systems, datasets and files fit together is checked by the
 runner at submission (``plan_experiment``), before anything is stored.
 """
@@ -27,6 +28,7 @@ from store.permissions import PRIVATE_FILE, private_directory, private_file
 SERVICE_ROWS = 3
 ANSWER_ROWS = 3
 MAX_NAME = 80
+MAX_KB = 2000
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*")
 _SPLIT = re.compile(r"[\s,;]+")
 
@@ -72,6 +74,14 @@ def languages(text: str) -> tuple[str, ...]:
         if not _LANGUAGE.fullmatch(code):
             raise FormError(f"{code[:20]!r} is not a language code such as en, de or pt-BR.")
     return tuple(dict.fromkeys(codes)) or ("en",)
+
+
+def _kb(text: str) -> str | None:
+    """Return the knowledge base a form names (``None``: the server's ``evaluation.kb``)."""
+    spec = text.strip()
+    if len(spec) > MAX_KB:
+        raise FormError(f"The knowledge base {spec[:40]!r}… is longer than {MAX_KB} characters.")
+    return spec or None
 
 
 def _services(form: Form) -> list[SystemRequest]:
@@ -152,6 +162,7 @@ def read_experiment_form(
             profiles=profiles or (default_profile,),
             owner=_name(form.get("owner", ""), "owner"),
             publish=form.get("publish", "") in ("1", "on", "true", "yes"),
+            kb=_kb(form.get("kb", "")),
         )
     except FormError:
         if folder is not None:

@@ -33,6 +33,7 @@ from evaluators.errors import (
     UnknownSubExperimentError,
 )
 from evaluators.qa.profiles import PROFILE_TERMS
+from evaluators.systems.protocol import public_url
 from server.services import experiment_runner, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
 from server.web import auth
@@ -76,6 +77,7 @@ def _form_page(template: str, status: int = 200, error: Problem | None = None) -
         builtins=[runner.registry.info(n) for n in runner.registry.names()],
         profiles=list(PROFILE_TERMS),
         default_profile=svc.config.evaluation.default_profile,
+        default_kb=public_url(svc.config.evaluation.kb) if svc.config.evaluation.kb else "",
         service_rows=range(1, SERVICE_ROWS + 1),
         answer_rows=range(1, ANSWER_ROWS + 1),
         csrf_token=auth.csrf_token(),

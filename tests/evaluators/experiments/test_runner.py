@@ -322,11 +322,36 @@ def test_the_knowledge_base_is_part_of_every_task_provenance(
     assert len(rows) == 2
 
 
+def test_each_experiment_keeps_the_knowledge_base_it_was_submitted_with(
+    load_qald, make_runner, store, config
+) -> None:
+    load_qald("qald-8-test")
+    load_kb(store, config.base_iri, REPO / "server/examples/example-kb.ttl", "example")
+    runner = make_runner()  # no default knowledge base
+    with_kb = runner.submit(_gold_request(kb="example"))
+    without = runner.submit(_gold_request())
+    # a runner of another process reads the knowledge base back from the record
+    other = make_runner(kb="example")
+    assert other._kb_spec(with_kb.id) == "example" and other._kb_spec(without.id) == ""
+    before = len(store)
+    with pytest.raises(KnowledgeBaseError, match="was run with knowledge base 'example'"):
+        other.resume(with_kb.id, kb="another")
+    with pytest.raises(KnowledgeBaseError, match="was run with knowledge base 'none'"):
+        other.resume(without.id, kb="example")
+    assert len(store) == before
+    summary = other.resume(with_kb.id, kb="example")
+    assert [t.status for t in summary.tasks] == [TaskStatus.FINISHED]
+
+
 def test_an_unknown_knowledge_base_is_refused_at_submission(load_qald, make_runner, store) -> None:
     load_qald("qald-8-test")
     before = len(store)
     with pytest.raises(KnowledgeBaseError, match="no-such-kb"):
         make_runner(kb="no-such-kb").submit(_gold_request())
+    with pytest.raises(KnowledgeBaseError, match="no-such-kb"):
+        make_runner().submit(_gold_request(kb="no-such-kb"))
+    with pytest.raises(KnowledgeBaseError, match="not an absolute http"):
+        make_runner().submit(_gold_request(kb="https://:8080/sparql"))
     assert len(store) == before
 
 

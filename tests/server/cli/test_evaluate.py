@@ -373,6 +373,49 @@ def test_sparql_only_answers_are_run_on_the_kb_unless_no_execute(
         store.close()
 
 
+def test_experiment_run_takes_the_kb_as_evaluate_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = str(tmp_path / "data")
+    assert run(capsys, "--data-dir", d, "kb", "load", str(EXAMPLES / "example-kb.ttl"),
+               "--name", "example")[0] == 0  # fmt: skip
+    assert run(capsys, "--data-dir", d, "datasets", "load", str(QUESTIONS), "--name", "ex")[0] == 0
+    gold = json.loads(QUESTIONS.read_text("utf-8"))["questions"]
+    path = tmp_path / "queries.json"
+    path.write_text(json.dumps([{"id": q["id"], "sparql": q["query"]["sparql"]} for q in gold]))
+    experiment = ("--data-dir", d, "experiment", "run", "--dataset", "ex", "--answers",
+                  f"t2s={path}", "--json")  # fmt: skip
+    # no evaluation.kb configured: --kb alone makes the queries run, and is recorded
+    status, out, err = run(capsys, *experiment, "--kb", "example")
+    assert status == 0, err
+    document = json.loads(out)
+    (task,) = document["tasks"]
+    evaluated = evaluate_json(
+        capsys, "--data-dir", d, "--dataset", "ex", "--answers", str(path), "--kb", "example"
+    )
+    assert task["results"] == evaluated["results"]
+    assert task["results"]["QA"]["macro_f1"] == 1.0
+    from evaluators.experiments.read import experiment_facts
+    from server.config import Config
+    from store.triplestore import TripleStore
+
+    store = TripleStore.open(tmp_path / "data" / "store")
+    try:
+        facts = experiment_facts(store, Config().base_iri, document["id"])
+        assert facts.knowledge_base == "example"
+    finally:
+        store.close()
+    # without it nothing runs; an unknown KB or a bad URL is refused before anything is stored
+    status, out, err = run(capsys, *experiment)
+    assert status == 0 and json.loads(out)["tasks"][0]["results"]["QA"]["macro_f1"] == 0.0
+    for spec, message in (("no-such-kb", "No knowledge base 'no-such-kb'"),
+                          ("http://", "not an absolute http(s)")):  # fmt: skip
+        status, out, err = run(capsys, *experiment, "--kb", spec)
+        assert status == 2 and message in json.loads(out)["error"]["message"]
+    status, out, _ = run(capsys, "--data-dir", d, "experiment", "list", "--json")
+    assert len(json.loads(out)) == 2
+
+
 def test_malformed_tsv_answers_name_the_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

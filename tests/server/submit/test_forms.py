@@ -183,6 +183,39 @@ def test_answers_file_upload_runs_it_against_its_dataset(forms_app: Any) -> None
     assert any(p.name == "mine.json" for p in stored)  # kept for resume
 
 
+def test_the_form_names_the_knowledge_base_of_the_experiment(forms_app: Any) -> None:
+    from evaluators.experiments.read import experiment_facts
+    from evaluators.knowledge.bases import load_kb
+
+    services = forms_app.extensions["services"]
+    load_kb(services.store, PAGES_BASE, EXAMPLES / "example-kb.ttl", "example")
+    client = forms_app.test_client()
+    assert 'name="kb"' in client.get("/upload", headers=HTML).get_data(as_text=True)
+    gold = json.loads((EXAMPLES / "example-questions.json").read_text("utf-8"))["questions"]
+    queries = json.dumps([{"id": q["id"], "sparql": q["query"]["sparql"]} for q in gold])
+    scores = []
+    for kb in ("example", ""):
+        data = {
+            "dataset": f"{EXAMPLE_DATASET}@1",
+            "answers_file_1": upload(queries.encode(), "queries.json"),
+            "origin": "upload",
+            "kb": kb,
+        }
+        response = client.post(
+            "/experiments/new", data=data, headers=BEARER, content_type="multipart/form-data"
+        )
+        assert response.status_code == 201, response.data
+        experiment_id = response.get_json()["id"]
+        wait_for(forms_app, experiment_id)
+        (task,) = forms_app.extensions[RUNNER_KEY].summary(experiment_id).tasks
+        qa = next(r for r in task.results if r.experiment_type == "QA")
+        scores.append(qa.value("macro_f1"))
+        facts = experiment_facts(services.store, PAGES_BASE, experiment_id)
+        assert facts.knowledge_base == (kb or None)
+    # the SPARQL-only answers ran on the named knowledge base only
+    assert scores == [1.0, 0.0]
+
+
 @pytest.mark.parametrize(
     ("content", "expected", "position"),
     [
@@ -252,6 +285,14 @@ def test_malformed_answers_file_position_is_shown_on_the_page(forms_app: Any) ->
         ),
         ({"dataset": f"{EXAMPLE_DATASET}@1", "builtin": "gold", "languages": "e n!"}, "language"),
         ({"dataset": f"{EXAMPLE_DATASET}@1", "builtin": "gold", "profile": "x"}, "profile"),
+        (
+            {"dataset": f"{EXAMPLE_DATASET}@1", "builtin": "gold", "kb": "no-such-kb"},
+            "No knowledge base 'no-such-kb'",
+        ),
+        (
+            {"dataset": f"{EXAMPLE_DATASET}@1", "builtin": "gold", "kb": "http:///sparql"},
+            "not an absolute http(s) SPARQL endpoint URL",
+        ),
     ],
 )
 def test_bad_fields_are_refused_with_a_clear_problem(
