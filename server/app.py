@@ -30,6 +30,7 @@ from server.linked_data import routes as resource_routes
 from server.linked_data.terms import href
 from server.listings import ExperimentIndex
 from server.pages import compare, datasets, experiments, leaderboard, lists, systems, tasks
+from server.pages.pagination import here
 from server.pages.tables import format_time, machine_time
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
@@ -38,6 +39,7 @@ from server.sparql.views import ViewPublisher
 from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
 from server.web import auth, caching, cors
+from server.web.escape import visible
 from server.web.headers import install_headers
 from server.web.limits import install_limits
 from server.web.problems import register_error_handlers
@@ -202,7 +204,9 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     register_error_handlers(app)
     caching.install(app)
     cors.install(app)
+    app.jinja_env.finalize = visible
     app.jinja_env.globals["base_iri"] = config.base_iri
+    app.jinja_env.globals["here"] = here
     app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)
     app.jinja_env.filters["slug"] = iris.slug
     app.jinja_env.filters["when"] = format_time

@@ -29,6 +29,7 @@ from server.config import Config
 from server.listings import ExperimentIndex
 from server.sparql.views import View, ViewNotReadyError, ViewPublisher
 from server.sparql.workers import QueryPool
+from store.changes import Change
 from store.protocol import RdfStore
 from store.visibility import PrivateExperiment, VisibilityIndex, token_hash, unlocked
 
@@ -128,11 +129,25 @@ class GenerationCache:
 
 
 class _Writes:
-    """The write generation and the lock that orders change handling."""
+    """The write generation, the public-content generation, and the lock that orders change
+    handling. The public generation (and its time) moves only when a write changed what an
+    anonymous reader sees: public validators follow it, so a private run moves none of them."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.generation = 0
+        self.public = 0
+        self.public_time = time.time()
+
+    def public_changed(
+        self, changes: list[Change], before: frozenset[str], after: frozenset[str]
+    ) -> None:
+        """Move the public generation if ``changes`` touched public graphs or publication."""
+        if (before is not after and before != after) or any(
+            c.everything or not after.isdisjoint(g.value for g in c.touched()) for c in changes
+        ):
+            self.public += 1
+            self.public_time = time.time()
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,12 +191,15 @@ class Services:
         journal = self.store.changes
         with self.writes.lock:
             changes = journal.drain()[0] if journal is not None else []
+            before = self.index.public_names()
             if changes:
                 self.index.apply(changes)
                 self.experiments.apply(changes)
             self.writes.generation += 1
             generation = self.writes.generation
             public = self.index.public_names()
+            known = changes if journal is not None else [Change(everything=True)]
+            self.writes.public_changed(known, before, public)
             self.cache.clear()
             self.views.submit(generation, changes, public)
 
@@ -208,14 +226,20 @@ class Services:
         """Return when the store last changed (seconds since the epoch; the start at first)."""
         return self.last_write[0]
 
-    def etag(self, *parts: str) -> str:
+    def etag(self, *parts: str, public: bool = False) -> str:
         """Return an entity tag for a representation that only changes with the store.
 
         ``parts`` name the representation (path, form, what the reader may see, query); they
-        are hashed, so the tag is short and names nothing private.
+        are hashed, so the tag is short and names nothing private. ``public``: the
+        representation shows public content only, so its tag follows the public generation.
         """
         digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
-        return f"{self.instance}-{self.generation}-{digest}"
+        generation = f"p{self.writes.public}" if public else str(self.generation)
+        return f"{self.instance}-{generation}-{digest}"
+
+    def modified_for(self, public: bool) -> float:
+        """Return ``Last-Modified`` of public content (``public``) or of everything."""
+        return self.writes.public_time if public else self.modified
 
     def visibility(self, tokens: Iterable[str] = ()) -> Visibility:
         """Return what a reader presenting ``tokens`` may see (cached per index version)."""

@@ -28,11 +28,32 @@ class Table:
     notes: tuple[str, ...] = field(default=())
 
 
+# A cell a spreadsheet would read as a formula starts with one of these (OWASP's list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutral(text: str) -> str:
+    """Return a text cell that a spreadsheet shows as text, never runs as a formula.
+
+    A leading ``'`` is added to text starting like a formula; numbers stay numbers.
+
+    >>> neutral("=SUM(A1)"), neutral("-0.25"), neutral("gold")
+    ("'=SUM(A1)", '-0.25', 'gold')
+    """
+    if not text.startswith(_FORMULA_STARTS):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text
+
+
 def _exact(cell: Cell) -> str:
     if cell is None:
         return ""
     if isinstance(cell, str):
-        return cell
+        return neutral(cell)
     if cell.value is None:
         return ""
     if MEASURES[cell.measure].is_count:
@@ -60,12 +81,14 @@ def _rounded(cell: Cell) -> str:
 def to_csv(table: Table) -> str:
     """Return one table as CSV (RFC 4180, CRLF line ends): a header row, then the rows.
 
+    Text cells that would start a formula are neutralised (``neutral``).
+
     >>> to_csv(Table("t", ("system", "F1"), (("a", MeasureValue("macro_f1", 0.5)),)))
     'system,F1\\r\\na,0.5\\r\\n'
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(table.headings)
+    writer.writerow([neutral(h) for h in table.headings])
     for row in table.rows:
         writer.writerow([_exact(c) for c in row])
     return out.getvalue()

@@ -43,11 +43,14 @@ from server.ask.payloads import bioasq_json, qald_json, run_json
 from server.ask.service import RagService, UnknownGeneratorError
 from server.ask.view import ResultView, result_view
 from server.linked_data.documents import document
+from server.linked_data.pipeline import Resource, serve
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import href
 from server.services import Services, Visibility, services
 from server.web import auth
+from server.web.accept import preferred
 from server.web.limits import check_rate, limits
+from server.web.negotiation import HTML
 from server.web.problems import Problem
 from vocab.project import QAB
 
@@ -202,14 +205,23 @@ def _page(form: AskForm, *, r: ResultView | None = None, problem: Problem | None
 
 
 def _wants_json() -> bool:
-    best = request.accept_mimetypes.best_match(["text/html", "application/json"])
-    return best == "application/json"
+    return preferred([["text/html"], ["application/json"]]) == 1
+
+
+ASK_PAGE: Resource[AskForm] = Resource(
+    formats=(HTML,),
+    load=lambda _reader: AskForm(request.args.get("question", "")[:MAX_PREFILL]),
+    html=lambda _reader, form: _page(form),
+    documents=False,
+    # The menu depends on the session (submit token) and may carry its CSRF token.
+    session=True,
+)
 
 
 @bp.get("/ask")
-def ask_page() -> str:
+def ask_page() -> Response:
     """The ask page; ``?question=`` fills in the question box (links from other pages)."""
-    return _page(AskForm(request.args.get("question", "")[:MAX_PREFILL]))
+    return serve(ASK_PAGE, "/ask")
 
 
 @bp.post("/ask/unlock")
@@ -310,7 +322,7 @@ def api_qa() -> Response:
     question_id = (form.get("id") or "1").strip() or "1"
     wants_bioasq = (
         request.args.get("format") == "bioasq"
-        or request.accept_mimetypes.best_match(["application/json", BIOASQ_JSON]) == BIOASQ_JSON
+        or preferred([["application/json"], [BIOASQ_JSON]]) == 1
     )
     svc, rag = services(), rag_service()
     try:

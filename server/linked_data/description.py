@@ -21,12 +21,10 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad
 
-from server.linked_data.serialisation import serialize_document
+from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import describe
 from server.services import Services, services
-from server.web import caching
-from server.web.auth import request_tokens
-from server.web.negotiation import HTML, RDF_FORMATS, Representation, decorate, negotiate
+from server.web.negotiation import HTML, RDF_FORMATS, Representation
 from store import graphs
 from vocab import iris
 from vocab.project import QAB
@@ -255,38 +253,27 @@ def render_description(
         offered: the forms, in preference order.
         page: renders the HTML form instead of the table of triples (the home page).
     """
-    svc = services()
-    choice = negotiate(offered, ext)
-    rep = choice.rep
-    root = access_root(svc.base)
-    vis = svc.visibility(request_tokens())
-    etag = svc.etag(stem, rep.key, str(choice.as_graph), root, vis.key)
-    fresh = caching.not_modified(etag, svc.modified)
-    if fresh:
-        response = Response(status=304)
-    elif rep == HTML:
+
+    def _html(reader: Reader, _data: None) -> str:
         if page is not None:
-            body = page()
-        else:
-            body = render_template(
-                "resource.html",
-                iri=focus.value,
-                title=title,
-                subjects=describe(void_description(svc), focus, svc.base),
-                alternates=[(f"{stem}.{r.extension}", r.media_type, r.label) for r in offered],
-            )
-        response = Response(body, mimetype="text/html")
-    else:
-        data = svc.cache.get_or_make(
-            svc.generation,
-            f"void {rep.key} {choice.as_graph} {root}",
-            lambda: serialize_document(void_description(svc), rep, as_graph=choice.as_graph),
+            return page()
+        return render_template(
+            "resource.html",
+            iri=focus.value,
+            title=title,
+            subjects=describe(void_description(reader.svc), focus, reader.base),
+            alternates=[(f"{stem}.{r.extension}", r.media_type, r.label) for r in offered],
         )
-        response = Response(data, mimetype=rep.media_type)
-    caching.finish(
-        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+
+    resource: Resource[None] = Resource(
+        formats=tuple(offered),
+        load=lambda _reader: None,
+        html=_html,
+        quads=lambda reader, _data: void_description(reader.svc),
+        # Access URLs are those the request reached.
+        variant=lambda reader: access_root(reader.base),
     )
-    return decorate(response, stem, offered, choice)
+    return serve(resource, stem, ext)
 
 
 @bp.route("/.well-known/void")

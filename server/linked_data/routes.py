@@ -16,24 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from flask import Blueprint, Response, render_template, request
-from pyoxigraph import NamedNode
+from pyoxigraph import NamedNode, Quad
 
 from server.linked_data.documents import document
-from server.linked_data.serialisation import serialize_document
+from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
-from server.web import caching
-from server.web.auth import remember_tokens, request_tokens
-from server.web.negotiation import (
-    DOCUMENT_FORMATS,
-    HTML,
-    JSONLD,
-    Choice,
-    Representation,
-    decorate,
-    negotiate,
-    split_extension,
-)
+from server.web.negotiation import DOCUMENT_FORMATS, Representation, split_extension
 from server.web.problems import Problem
 from vocab import iris
 
@@ -74,69 +63,28 @@ def alternate_links() -> list[tuple[str, str, str]]:
     return [(f"{stem}.{r.extension}", r.media_type, r.label) for r in DOCUMENT_FORMATS]
 
 
-def render_resource(
-    iri: NamedNode,
-    stem: str,
-    extension: str | None,
-    html: HtmlPage = generic_page,
-    extra: Sequence[ExtraForm] = (),
-) -> Response:
-    """Answer a request for ``iri`` (whose URL path is ``stem``) in the negotiated form.
+def document_resource(
+    iri: NamedNode, html: HtmlPage = generic_page, extra: Sequence[ExtraForm] = ()
+) -> Resource[NamedNode]:
+    """Return the resource ``iri``: its document in every RDF form, its ``html`` page and any
+    ``extra`` forms (offered after the RDF ones, chosen by ``Accept`` or ``?format=``)."""
 
-    Args:
-        iri: the resource.
-        stem: its URL path without extension.
-        extension: the format extension of the URL, if any.
-        html: renders the HTML form.
-        extra: further forms (offered after the RDF ones) and what renders each.
+    def _quads(reader: Reader, node: NamedNode) -> list[Quad]:
+        return document(reader.svc, node, reader.vis)
 
-    Raises:
-        Problem: 404 when the reader can see nothing about ``iri``; 406 when nothing offered
-            is acceptable.
-    """
-    svc = services()
-    renderers = dict(extra)
-    offered = (*DOCUMENT_FORMATS, *renderers)
-    choice = negotiate(offered, extension)
-    rep = choice.rep
-    vis = svc.visibility(request_tokens())
-    etag = document_etag(svc, stem, choice, vis)
-    fresh = caching.not_modified(etag, svc.modified)
-    if fresh:
-        response = Response(status=304)
-    elif rep == HTML:
-        response = Response(html(svc, iri, vis), mimetype="text/html")
-    elif rep in renderers:
-        response = Response(renderers[rep](svc, iri, vis), mimetype=rep.media_type)
-    else:
-        quads = document(svc, iri, vis)
-        if not quads:
-            raise Problem(404, f"There is no resource {iri.value} (or it is not published).")
-        if rep == JSONLD:
-            body = svc.cache.get_or_make(
-                svc.generation,
-                f"jsonld {iri.value} {vis.key}",
-                lambda: serialize_document(quads, rep),
-            )
-        else:
-            body = serialize_document(quads, rep, as_graph=choice.as_graph)
-        response = Response(body, mimetype=rep.media_type)
-    caching.finish(
-        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+    return Resource(
+        formats=(*DOCUMENT_FORMATS, *(rep for rep, _ in extra)),
+        load=lambda _reader: iri,
+        html=lambda reader, node: html(reader.svc, node, reader.vis),
+        quads=_quads,
+        extra=tuple((rep, _extra_form(render)) for rep, render in extra),
     )
-    response.headers["Cache-Control"] = "private, no-cache" if vis.unlocked else "no-cache"
-    remember_tokens(response, bool(vis.unlocked))
-    return decorate(response, stem, offered, choice)
 
 
-def document_etag(svc: Services, stem: str, choice: Choice, vis: Visibility) -> str:
-    """Return the entity tag of a resource's form for one reader at the current generation.
-
-    HTML pages take their query string into account (``?page=``, filters).
-    """
-    query = request.query_string.decode("latin-1") if choice.rep == HTML else ""
-    shape = "graph" if choice.as_graph else "quads"
-    return svc.etag(stem, choice.rep.key, shape, vis.key, query)
+def _extra_form(
+    render: Callable[[Services, NamedNode, Visibility], bytes],
+) -> Callable[[Reader, NamedNode], bytes]:
+    return lambda reader, node: render(reader.svc, node, reader.vis)
 
 
 def serve_resource(
@@ -146,8 +94,8 @@ def serve_resource(
     and any ``extra`` forms (chosen by ``Accept`` or ``?format=``).
 
     Raises:
-        Problem: 404 when the URL names no resource the reader may see; 406 as
-            ``render_resource``.
+        Problem: 404 when the URL names no resource the reader may see; 406 when nothing
+            offered is acceptable.
     """
     svc = services()
     stem_rest, extension = split_extension(rest)
@@ -160,53 +108,55 @@ def serve_resource(
     if not parts:
         raise Problem(404, f"Name a resource after /{kind}/.")
     iri = iris.page_iri(svc.base, kind, *parts)
-    return render_resource(iri, "/" + "/".join([kind, *parts]), extension, html, extra)
+    stem = "/" + "/".join([kind, *parts])
+    return serve(document_resource(iri, html, extra), stem, extension)
+
+
+def _graph_quads(reader: Reader, graph: NamedNode) -> list[Quad]:
+    return list(reader.svc.store.quads(graph=graph))
+
+
+def _graph_page(reader: Reader, graph: NamedNode) -> str:
+    shown = describe(_graph_quads(reader, graph), graph, reader.base)
+    return render_template(
+        "resource.html",
+        iri=graph.value,
+        title=f"Graph {reader.stem}",
+        subjects=shown[:GRAPH_HTML_SUBJECTS],
+        more=max(len(shown) - GRAPH_HTML_SUBJECTS, 0),
+        alternates=alternate_links(),
+    )
+
+
+def _visible_graph(iri: NamedNode) -> Callable[[Reader], NamedNode]:
+    def _load(reader: Reader) -> NamedNode:
+        if not reader.vis.can_see(iri):
+            raise Problem(404, f"There is no graph {iri.value} (or it is not published).")
+        return iri
+
+    return _load
+
+
+@bp.route("/graph/<path:rest>")
+def graph(rest: str) -> Response:
+    """A named graph: every quad in it (404 when it is not visible to the reader).
+
+    Its document keeps each quad's graph unless ``Accept`` chose the form.
+    """
+    svc = services()
+    stem_rest, extension = split_extension(rest)
+    parts = [iris.segment(p) for p in stem_rest.split("/") if p]
+    iri = iris.page_iri(svc.base, "graph", *parts)
+    resource = Resource(
+        formats=DOCUMENT_FORMATS, load=_visible_graph(iri), html=_graph_page, quads=_graph_quads
+    )
+    return serve(resource, "/" + "/".join(["graph", *parts]), extension)
 
 
 @bp.route("/kb/<path:rest>")
 def kb(rest: str) -> Response:
     """A knowledge base."""
     return serve_resource("kb", rest)
-
-
-@bp.route("/graph/<path:rest>")
-def graph(rest: str) -> Response:
-    """A named graph: every quad in it (404 when it is not visible to the reader)."""
-    svc = services()
-    stem_rest, extension = split_extension(rest)
-    parts = [iris.segment(p) for p in stem_rest.split("/") if p]
-    iri = iris.page_iri(svc.base, "graph", *parts)
-    stem = "/" + "/".join(["graph", *parts])
-    choice = negotiate(DOCUMENT_FORMATS, extension)
-    rep = choice.rep
-    vis = svc.visibility(request_tokens())
-    if not vis.can_see(iri):
-        raise Problem(404, f"There is no graph {iri.value} (or it is not published).")
-    etag = document_etag(svc, stem, choice, vis)
-    fresh = caching.not_modified(etag, svc.modified)
-    if fresh:
-        response = Response(status=304)
-    else:
-        quads = list(svc.store.quads(graph=iri))
-        if rep == HTML:
-            shown = describe(quads, iri, svc.base)
-            body = render_template(
-                "resource.html",
-                iri=iri.value,
-                title=f"Graph {stem}",
-                subjects=shown[:GRAPH_HTML_SUBJECTS],
-                more=max(len(shown) - GRAPH_HTML_SUBJECTS, 0),
-                alternates=alternate_links(),
-            )
-            response = Response(body, mimetype="text/html")
-        else:
-            # A graph's document is its quads unless Accept chose the form.
-            data = serialize_document(quads, rep, as_graph=choice.as_graph)
-            response = Response(data, mimetype=rep.media_type)
-    caching.finish(
-        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
-    )
-    return decorate(response, stem, DOCUMENT_FORMATS, choice)
 
 
 @bp.route("/cube/<path:rest>")

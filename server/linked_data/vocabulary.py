@@ -14,11 +14,11 @@ from importlib import resources
 from flask import Blueprint, Response, render_template
 from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, parse
 
-from server.linked_data.serialisation import context_document, serialize_document
+from server.linked_data.pipeline import Reader, Resource, serve
+from server.linked_data.serialisation import context_document
 from server.linked_data.terms import describe
 from server.services import services
-from server.web import caching
-from server.web.negotiation import HTML, PAGE_FORMATS, decorate, negotiate, split_extension
+from server.web.negotiation import PAGE_FORMATS, Representation, split_extension
 from server.web.problems import Problem
 from vocab.project import QAB
 
@@ -40,21 +40,14 @@ def vocabulary_quads() -> list[Quad]:
 
 
 def _respond(quads: list[Quad], stem: str, extension: str | None, focus: NamedNode) -> Response:
-    svc = services()
-    choice = negotiate(PAGE_FORMATS, extension)
-    rep = choice.rep
-    etag = svc.etag(stem, rep.key, str(choice.as_graph))
-    fresh = caching.not_modified(etag, svc.modified)
-    if fresh:
-        response = Response(status=304)
-    elif rep == HTML:
-        subjects = describe(quads, focus, svc.base)
+    def _html(reader: Reader, found: list[Quad]) -> str:
+        subjects = describe(found, focus, reader.base)
         terms = [
             s
             for s in subjects
             if s.subject.value.startswith(QAB.iri) and s.subject.value != QAB.iri
         ]
-        body = render_template(
+        return render_template(
             "vocabulary.html",
             terms=terms,
             focus=focus.value,
@@ -62,15 +55,15 @@ def _respond(quads: list[Quad], stem: str, extension: str | None, focus: NamedNo
             local=_local,
             alternates=[(f"{stem}.{r.extension}", r.media_type, r.label) for r in PAGE_FORMATS],
         )
-        response = Response(body, mimetype="text/html")
-    else:
-        data = serialize_document(quads, rep, as_graph=choice.as_graph)
-        response = Response(data, mimetype=rep.media_type)
-    caching.finish(
-        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+
+    resource = Resource(
+        formats=PAGE_FORMATS,
+        load=lambda _reader: quads,
+        html=_html,
+        quads=lambda _reader, found: found,
+        max_age=3600,
     )
-    response.headers["Cache-Control"] = "public, max-age=3600"
-    return decorate(response, stem, PAGE_FORMATS, choice)
+    return serve(resource, stem, extension)
 
 
 def _local(iri: str) -> str:
@@ -95,9 +88,18 @@ def term(name: str) -> Response:
     return _respond(quads, f"/vocab/{local}", extension, iri)
 
 
+# The context is a JSON-LD document of its own (no triples, so not one of the RDF forms).
+CONTEXT = Representation("context", "application/ld+json", "jsonld", "JSON-LD context")
+
+
 @bp.route("/context.jsonld")
 def context() -> Response:
     """The JSON-LD context of our documents."""
-    response = Response(json.dumps(context_document(), indent=1), mimetype="application/ld+json")
-    response.headers["Cache-Control"] = "public, max-age=86400"
-    return response
+    resource: Resource[None] = Resource(
+        formats=(CONTEXT,),
+        load=lambda _reader: None,
+        extra=((CONTEXT, lambda _reader, _data: json.dumps(context_document(), indent=1)),),
+        documents=False,
+        max_age=86400,
+    )
+    return serve(resource, "/context.jsonld")

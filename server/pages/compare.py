@@ -15,11 +15,12 @@ tasks on different dataset versions, or that scored different questions, are ref
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, render_template, request
+from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
@@ -47,13 +48,13 @@ from evaluators.significance import (
     friedman,
     pairwise,
 )
+from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import href
 from server.pages.experiments import cached_experiment, cached_task
 from server.pages.task_rows import question_texts
-from server.services import Services, Visibility, services
+from server.services import Services, Visibility
 from server.sparql.page import query_link
-from server.web.auth import request_tokens
-from server.web.negotiation import CSV, HTML, Representation, decorate, negotiate
+from server.web.negotiation import CSV, HTML, JSON_REPORT
 from server.web.problems import Problem
 from store import graphs, queries
 
@@ -68,8 +69,6 @@ ITERATIONS = 10_000
 SEED = 0
 # At most this many tasks in one comparison (k(k-1)/2 pairwise tests).
 MAX_TASKS = 12
-# Reports as plain JSON (not JSON-LD): rankings and significance for scripts.
-JSON_REPORT = Representation("report-json", "application/json", "json", "JSON")
 # The page, the per-question values as CSV, or the ranking and tests as JSON.
 COMPARE_FORMATS = (HTML, CSV, JSON_REPORT)
 _REF = re.compile(r"(?:.*/task/)?([^/?#\s]+)/(\d+)/?")
@@ -377,59 +376,82 @@ def _refs() -> list[str]:
     return refs or [r for r in (a, b) if r]
 
 
-@bp.route("/compare")
-def compare() -> Response:
-    """Compare two tasks (``a``, ``b``), or several (``task`` repeated); the form without.
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """A comparison as loaded for one request (nothing compared: the form alone)."""
 
-    ``Accept: text/csv`` (or ``?format=csv``) gives the per-question values as CSV.
-    """
-    svc = services()
+    a: str
+    b: str
+    kind: str
+    refs: list[str]
+    comparison: Comparison | None
+    many: ManyComparison | None
+
+
+def _load_compared(reader: Reader) -> Compared:
+    svc, vis = reader.svc, reader.vis
     a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
     kind = request.args.get("type", "").strip() or "QA"
     measure = request.args.get("measure", "").strip() or None
     refs = _refs()
     comparison = many = None
     if len(refs) >= 2:
-        vis = svc.visibility(request_tokens())
         if a and b and not request.args.getlist("task"):
-            comparison = svc.cache.get_or_make(
-                svc.generation,
-                f"compare {a} {b} {kind} {vis.key}",
-                lambda: compare_tasks(svc, vis, a, b, kind),
-            )
-        many = svc.cache.get_or_make(
-            svc.generation,
-            f"compare-many {' '.join(refs)} {kind} {measure} {vis.key}",
-            lambda: compare_many(svc, vis, refs, kind, measure),
-        )
-    choice = negotiate(COMPARE_FORMATS)
-    if choice.rep in (CSV, JSON_REPORT):
-        if many is None:
-            raise Problem(400, "Name two or more tasks (a and b, or task repeated).")
-        if choice.rep == CSV:
-            response = Response(comparison_csv(many), mimetype="text/csv")
-        else:
-            response = jsonify(comparison_json(many))
-        return decorate(response, "", (), choice)
+            comparison = compare_tasks(svc, vis, a, b, kind)
+        many = compare_many(svc, vis, refs, kind, measure)
+    elif reader.rep != HTML:
+        raise Problem(400, "Name two or more tasks (a and b, or task repeated).")
+    return Compared(a, b, kind, refs, comparison, many)
+
+
+def _compared_csv(_reader: Reader, found: Compared) -> str:
+    assert found.many is not None
+    return comparison_csv(found.many)
+
+
+def _compared_json(_reader: Reader, found: Compared) -> str:
+    assert found.many is not None
+    return json.dumps(comparison_json(found.many), ensure_ascii=False)
+
+
+def _compared_html(reader: Reader, found: Compared) -> str:
+    comparison = found.comparison
     alternates = (
         [(query_link(comparison.query, fmt), media, label) for fmt, media, label in DATA_FORMS]
         if comparison is not None
         else []
     )
-    body = render_template(
+    return render_template(
         "compare.html",
         alternates=alternates,
         query_href=query_link(comparison.query) if comparison is not None else None,
         title="Compare tasks",
-        a=a,
-        b=b,
-        refs=refs,
-        kind=kind,
+        a=found.a,
+        b=found.b,
+        refs=found.refs,
+        kind=found.kind,
         comparison=comparison,
-        many=many,
+        many=found.many,
         measures=list(MEASURES),
         iterations=ITERATIONS,
         pairwise_iterations=PAIRWISE_ITERATIONS,
-        samples=svc.config.evaluation.bootstrap_samples,
+        samples=reader.svc.config.evaluation.bootstrap_samples,
     )
-    return decorate(Response(body, mimetype="text/html"), "", (), choice)
+
+
+COMPARE: Resource[Compared] = Resource(
+    formats=COMPARE_FORMATS,
+    load=_load_compared,
+    html=_compared_html,
+    extra=((CSV, _compared_csv), (JSON_REPORT, _compared_json)),
+    documents=False,
+)
+
+
+@bp.route("/compare")
+def compare() -> Response:
+    """Compare two tasks (``a``, ``b``), or several (``task`` repeated); the form without.
+
+    ``Accept: text/csv`` (or ``?format=csv``) gives the per-question values as CSV.
+    """
+    return serve(COMPARE, "/compare")

@@ -16,10 +16,11 @@ Ranking itself is pure (``best_per_system``, ``board``), so other lists can reus
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from flask import Blueprint, Response, jsonify, render_template, request
+from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
@@ -35,13 +36,14 @@ from evaluators.results import (
     MEASURES,
     MeasureValue,
 )
+from server.linked_data.pipeline import Reader, Resource, serve
 from server.pages.charts import bar_chart
-from server.pages.compare import DATA_FORMS, JSON_REPORT
-from server.pages.pagination import link_header, page_number, paginate
+from server.pages.compare import DATA_FORMS
+from server.pages.pagination import Page, page_links, page_number, paginate
 from server.pages.tables import column, format_value
-from server.services import Services, services
+from server.services import Services
 from server.sparql.page import query_link
-from server.web.negotiation import CSV, HTML, decorate, negotiate
+from server.web.negotiation import CSV, HTML, JSON_REPORT
 from server.web.problems import Problem
 from store import graphs, queries
 
@@ -248,20 +250,25 @@ def _value(measure: str, value: float | None) -> MeasureValue:
     return MeasureValue(measure, value, None if value is not None else "not reported")
 
 
-@bp.route("/leaderboard")
-def leaderboard() -> Response:
-    """Best published result per system for one dataset version and experiment type.
+@dataclass(frozen=True, slots=True)
+class Board:
+    """A leaderboard as loaded for one request: its parameters, ranking and query."""
 
-    Ranked by the profile's headline measure (``?measure=`` switches); sanity systems are
-    listed apart. ``Accept: text/csv`` (or ``?format=csv``) gives the board as CSV.
-    """
-    svc = services()
+    version: str
+    kind: str
+    profile: str
+    ranking: tuple[str, str]
+    ranked: Ranked[Entry]
+    query: str
+    page: Page[tuple[int, Entry]]
+
+
+def _load_board(reader: Reader) -> Board:
+    svc = reader.svc
     version = request.args.get("version", "").strip()
     kind, term = _type_term(svc, request.args.get("type", "").strip() or "QA")
     profile, ranking = _profile_and_ranking(svc, kind)
-    # after the parameters are checked: a script asking for JSON gets its 400 problem
-    choice = negotiate(BOARD_FORMATS)
-    entries: list[Entry] = []
+    ranked: Ranked[Entry] = board(())
     text = ""
     if version:
         try:
@@ -276,45 +283,52 @@ def leaderboard() -> Response:
             return board(best_per_system(rows, ranking))
 
         # Published results change only with the store: ranked once per generation and board.
-        ranked: Ranked[Entry] = svc.cache.get_or_make(
+        ranked = svc.cache.get_or_make(
             svc.generation,
             f"leaderboard {version_term} {term} {' '.join(ranking)} {profile}",
             _ranked,
         )
-    else:
-        ranked = board(entries)
-    if choice.rep == CSV:
-        body = to_csv(board_table(ranked, ranking))
-        return decorate(Response(body, mimetype="text/csv"), "", (), choice)
-    if choice.rep == JSON_REPORT:
-        doc = {
-            "version": version,
-            "type": kind,
-            "profile": profile,
-            "ranking": list(ranking),
-            "entries": [_entry_json(e, n, ranking) for n, e in ranked.ranked],
-            "sanity_checks": [_entry_json(e, None, ranking) for e in ranked.sanity],
-        }
-        return decorate(jsonify(doc), "", (), choice)
+    size = svc.config.server.page_size
+    page = paginate(ranked.ranked, len(ranked.ranked), page_number(), size)
+    return Board(version, kind, profile, ranking, ranked, text, page)
+
+
+def _board_csv(_reader: Reader, found: Board) -> str:
+    return to_csv(board_table(found.ranked, found.ranking))
+
+
+def _board_json(_reader: Reader, found: Board) -> str:
+    ranking = found.ranking
+    doc = {
+        "version": found.version,
+        "type": found.kind,
+        "profile": found.profile,
+        "ranking": list(ranking),
+        "entries": [_entry_json(e, n, ranking) for n, e in found.ranked.ranked],
+        "sanity_checks": [_entry_json(e, None, ranking) for e in found.ranked.sanity],
+    }
+    return json.dumps(doc, ensure_ascii=False)
+
+
+def _board_html(reader: Reader, found: Board) -> str:
+    svc, page, ranking, text = reader.svc, found.page, found.ranking, found.query
     # the HTML shows one page of the ranked systems (the sanity checks on every page)
-    page = paginate(ranked.ranked, len(ranked.ranked), page_number(), svc.config.server.page_size)
-    links = page.neighbours(request.path)
+    links = page.neighbours(reader.stem)
     label = column(ranking[0]).label
     chart = bar_chart(
         f"Best published {label} per system",
         [(e.label, e.first) for _, e in page.rows if e.first is not None],
     )
-    body = render_template(
+    default = svc.config.evaluation.default_profile
+    return render_template(
         "leaderboard.html",
         title="Leaderboard",
-        version=version,
-        kind=kind,
-        profile=profile,
+        version=found.version,
+        kind=found.kind,
+        profile=found.profile,
         measure=ranking[0],
         measures=list(MEASURES),
-        headline=headline(
-            svc.config.evaluation.default_profile if profile == ANY else profile, kind
-        )[0],
+        headline=headline(default if found.profile == ANY else found.profile, found.kind)[0],
         versions=svc.cache.get_or_make(
             svc.generation, "leaderboard-versions", lambda: _versions(svc)
         ),
@@ -322,7 +336,7 @@ def leaderboard() -> Response:
         profiles=(ANY, *PROFILE_TERMS),
         columns=(column(ranking[0]), column(ranking[1])),
         entries=page.rows,
-        sanity=list(ranked.sanity),
+        sanity=list(found.ranked.sanity),
         page=page,
         prev_url=links.get("prev"),
         next_url=links.get("next"),
@@ -332,8 +346,31 @@ def leaderboard() -> Response:
         query_href=query_link(text) if text else None,
         alternates=[(query_link(text, f), m, label) for f, m, label in DATA_FORMS] if text else [],
     )
-    response = decorate(Response(body, mimetype="text/html"), "", (), choice)
-    return link_header(response, page, request.path)  # type: ignore[arg-type]
+
+
+def _board_links(reader: Reader, found: Board) -> list[str]:
+    return page_links(found.page, reader.stem) if reader.rep == HTML else []  # type: ignore[arg-type]
+
+
+LEADERBOARD: Resource[Board] = Resource(
+    formats=BOARD_FORMATS,
+    load=_load_board,
+    html=_board_html,
+    extra=((CSV, _board_csv), (JSON_REPORT, _board_json)),
+    links=_board_links,
+    documents=False,
+    public=True,
+)
+
+
+@bp.route("/leaderboard")
+def leaderboard() -> Response:
+    """Best published result per system for one dataset version and experiment type.
+
+    Ranked by the profile's headline measure (``?measure=`` switches); sanity systems are
+    listed apart. ``Accept: text/csv`` (or ``?format=csv``) gives the board as CSV.
+    """
+    return serve(LEADERBOARD, "/leaderboard")
 
 
 def _versions(svc: Services) -> list[tuple[str, str]]:

@@ -12,27 +12,21 @@ the datasets come from a canned query on the catalog graph.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
 from server.linked_data.description import render_description
-from server.linked_data.routes import document_etag
-from server.linked_data.serialisation import serialize_document
+from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import term_view
 from server.listings import ExperimentEntry
-from server.pages.pagination import Page, link_header, page_number, paginate, view_quads
+from server.pages.pagination import Page, page_links, page_number, paginate, view_quads
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
-from server.web import caching
-from server.web.auth import remember_tokens, request_tokens
-from server.web.negotiation import (
-    HTML,
-    PAGE_FORMATS,
-    RDF_FORMATS,
-    decorate,
-    negotiate,
-    split_extension,
-)
+from server.web.auth import request_tokens
+from server.web.negotiation import PAGE_FORMATS, RDF_FORMATS, split_extension
 from store import graphs, queries
 from store.triplestore import QueryResult
 from vocab import iris
@@ -63,59 +57,62 @@ def _select(
 Row = dict[str, NamedNode | Literal | None]
 
 
-def _list_page(
-    title: str,
-    query_name: str,
-    page: Page[Row],
-    columns: list[str],
-    member_column: str,
-    intro: str,
-) -> Response:
-    svc = services()
-    stem, extension = split_extension(request.path.rstrip("/"))
-    choice = negotiate(PAGE_FORMATS, extension)
-    rep = choice.rep
-    vis = svc.visibility(request_tokens())
-    etag = document_etag(svc, f"{stem}?page={page.number}", choice, vis)
-    fresh = caching.not_modified(etag, svc.modified)
-    if fresh:
-        response = Response(status=304)
-    elif rep.rdf_format is None:
-        table = [
-            {c: (term_view(r[c], svc.base) if r.get(c) is not None else None) for c in columns}
-            for r in page.rows
-        ]
-        links = page.neighbours(stem)
-        body = render_template(
-            "list.html",
-            title=title,
-            columns=columns,
-            rows=table,
-            intro=intro,
-            page=page,
-            prev_url=links.get("prev"),
-            next_url=links.get("next"),
-            query_href=query_link(queries.load(query_name)),
-            alternates=[(f"{stem}.{r.extension}", r.media_type, r.label) for r in PAGE_FORMATS],
-        )
-        response = Response(body, mimetype="text/html")
-    else:
-        collection = NamedNode(svc.base + stem)
-        g = DefaultGraph()
-        quads = [Quad(collection, RDFS.label, Literal(title, language="en"), g)]
-        for row in page.rows:
-            member = row.get(member_column)
-            if isinstance(member, NamedNode):
-                quads.append(Quad(collection, DCTERMS.hasPart, member, g))
-                quads.append(Quad(collection, HYDRA.member, member, g))
-        quads += view_quads(collection, page, stem, svc.base)  # type: ignore[arg-type]
-        data = serialize_document(quads, rep, as_graph=choice.as_graph)
-        response = Response(data, mimetype=rep.media_type)
-    caching.finish(
-        response, etag, weak=rep == HTML, last_modified=svc.modified, not_modified_now=fresh
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """A list as one page shows it: what it is, and the page of rows."""
+
+    title: str
+    query_name: str
+    columns: list[str]
+    member_column: str
+    intro: str
+    page: Page[Row]
+
+
+def _list_html(reader: Reader, listed: ListPage) -> str:
+    svc, page = reader.svc, listed.page
+    table = [
+        {c: (term_view(r[c], svc.base) if r.get(c) is not None else None) for c in listed.columns}
+        for r in page.rows
+    ]
+    links = page.neighbours(reader.stem)
+    return render_template(
+        "list.html",
+        title=listed.title,
+        columns=listed.columns,
+        rows=table,
+        intro=listed.intro,
+        page=page,
+        prev_url=links.get("prev"),
+        next_url=links.get("next"),
+        query_href=query_link(queries.load(listed.query_name)),
+        alternates=[(f"{reader.stem}.{r.extension}", r.media_type, r.label) for r in PAGE_FORMATS],
     )
-    link_header(response, page, stem)  # type: ignore[arg-type]
-    return decorate(response, stem, PAGE_FORMATS, choice)
+
+
+def _list_quads(reader: Reader, listed: ListPage) -> list[Quad]:
+    collection = NamedNode(reader.base + reader.stem)
+    g = DefaultGraph()
+    quads = [Quad(collection, RDFS.label, Literal(listed.title, language="en"), g)]
+    for row in listed.page.rows:
+        member = row.get(listed.member_column)
+        if isinstance(member, NamedNode):
+            quads.append(Quad(collection, DCTERMS.hasPart, member, g))
+            quads.append(Quad(collection, HYDRA.member, member, g))
+    quads += view_quads(collection, listed.page, reader.stem, reader.base)  # type: ignore[arg-type]
+    return quads
+
+
+def _page_links(reader: Reader, listed: ListPage) -> list[str]:
+    return page_links(listed.page, reader.stem)  # type: ignore[arg-type]
+
+
+def _serve_list(load: Callable[[Reader], ListPage]) -> Response:
+    stem, extension = split_extension(request.path.rstrip("/"))
+    resource = Resource(
+        formats=PAGE_FORMATS, load=load, html=_list_html, quads=_list_quads, links=_page_links
+    )
+    return serve(resource, stem, extension)
 
 
 def _visible_experiments(svc: Services, vis: Visibility) -> list[ExperimentEntry]:
@@ -167,49 +164,52 @@ def home(ext: str | None = None) -> Response:
 @bp.route("/datasets.<ext>")
 def datasets(ext: str | None = None) -> Response:
     """Every benchmark dataset in the catalog, a page at a time."""
-    svc = services()
-    vis = svc.visibility(request_tokens())
-    rows = _dataset_rows(svc, vis)
-    page = paginate(rows, len(rows), page_number(), svc.config.server.page_size)
-    return _list_page(
-        "Datasets",
-        "page_datasets",
-        page,  # type: ignore[arg-type]
-        ["dataset", "name", "title", "versions", "questions"],
-        "dataset",
-        "Benchmarks loaded into this store. Each has one or more versions "
-        "(files, identified by SHA-256); experiments cite a version.",
-    )
+
+    def _load(reader: Reader) -> ListPage:
+        rows = _dataset_rows(reader.svc, reader.vis)
+        page = paginate(rows, len(rows), page_number(), reader.svc.config.server.page_size)
+        return ListPage(
+            "Datasets",
+            "page_datasets",
+            ["dataset", "name", "title", "versions", "questions"],
+            "dataset",
+            "Benchmarks loaded into this store. Each has one or more versions "
+            "(files, identified by SHA-256); experiments cite a version.",
+            page,  # type: ignore[arg-type]
+        )
+
+    return _serve_list(_load)
 
 
 @bp.route("/experiments")
 @bp.route("/experiments.<ext>")
 def experiments(ext: str | None = None) -> Response:
     """Every experiment the reader may see, newest first, a page at a time."""
-    svc = services()
-    vis = svc.visibility(request_tokens())
-    visible = _visible_experiments(svc, vis)
-    shown = paginate(visible, len(visible), page_number(), svc.config.server.page_size)
-    rows: list[Row] = [
-        {
-            "experiment": NamedNode(e.iri),
-            "tasks": Literal(str(e.tasks), datatype=XSD.integer),
-            "started": Literal(e.started) if e.started else None,
-            "states": Literal(" ".join(e.states)),
-        }
-        for e in shown.rows
-    ]
-    page = Page(shown.number, shown.size, shown.total, rows)
-    response = _list_page(
-        "Experiments",
-        "page_experiments",
-        page,
-        ["experiment", "tasks", "started", "states"],
-        "experiment",
-        "Experiments ran QA systems on dataset versions. Private experiments "
-        "appear only to holders of their access token.",
-    )
-    return remember_tokens(response, bool(vis.unlocked))
+
+    def _load(reader: Reader) -> ListPage:
+        visible = _visible_experiments(reader.svc, reader.vis)
+        size = reader.svc.config.server.page_size
+        shown = paginate(visible, len(visible), page_number(), size)
+        rows: list[Row] = [
+            {
+                "experiment": NamedNode(e.iri),
+                "tasks": Literal(str(e.tasks), datatype=XSD.integer),
+                "started": Literal(e.started) if e.started else None,
+                "states": Literal(" ".join(e.states)),
+            }
+            for e in shown.rows
+        ]
+        return ListPage(
+            "Experiments",
+            "page_experiments",
+            ["experiment", "tasks", "started", "states"],
+            "experiment",
+            "Experiments ran QA systems on dataset versions. Private experiments "
+            "appear only to holders of their access token.",
+            Page(shown.number, shown.size, shown.total, rows),
+        )
+
+    return _serve_list(_load)
 
 
 def _system_rows(svc: Services, vis: Visibility) -> list[Row]:
@@ -233,20 +233,23 @@ def _system_rows(svc: Services, vis: Visibility) -> list[Row]:
 @bp.route("/systems.<ext>")
 def systems(ext: str | None = None) -> Response:
     """Every system that took part in a visible task, a page at a time."""
-    svc = services()
-    vis = svc.visibility(request_tokens())
-    # Summed over the experiments' summaries once per change of what the reader may see.
-    rows: list[Row] = svc.cache.get_or_make(
-        svc.generation,
-        f"system-rows {vis.key} {svc.experiments.version}",
-        lambda: _system_rows(svc, vis),
-    )
-    page = paginate(rows, len(rows), page_number(), svc.config.server.page_size)
-    return _list_page(
-        "Systems",
-        "page_systems",
-        page,
-        ["system", "label", "tasks"],
-        "system",
-        "Question answering systems evaluated here.",
-    )
+
+    def _load(reader: Reader) -> ListPage:
+        svc, vis = reader.svc, reader.vis
+        # Summed over the experiments' summaries once per change of what the reader may see.
+        rows: list[Row] = svc.cache.get_or_make(
+            svc.generation,
+            f"system-rows {vis.key} {svc.experiments.version}",
+            lambda: _system_rows(svc, vis),
+        )
+        page = paginate(rows, len(rows), page_number(), svc.config.server.page_size)
+        return ListPage(
+            "Systems",
+            "page_systems",
+            ["system", "label", "tasks"],
+            "system",
+            "Question answering systems evaluated here.",
+            page,
+        )
+
+    return _serve_list(_load)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 from urllib.parse import urlencode
 
-from flask import Response, request
+from flask import request
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
 from server.web.problems import Problem
@@ -36,6 +36,26 @@ def page_number() -> int:
     if not raw.isdigit() or int(raw) < 1 or len(raw) > 9:
         raise Problem(400, f"page must be a positive integer, found {raw[:20]!r}")
     return int(raw)
+
+
+# Query parameters never copied into a generated link: an access token stays where its holder
+# put it (a header, the cookie, the one URL they typed), never spreads into links.
+NOT_COPIED = frozenset({"token"})
+
+
+def here(stem: str | None = None, **changes: str | None) -> str:
+    """Return the current URL (or ``stem`` with the current arguments), some arguments changed.
+
+    ``None`` removes an argument; access tokens are never copied.
+    """
+    args = [
+        (k, v)
+        for k, v in request.args.items(multi=True)
+        if k not in changes and k not in NOT_COPIED
+    ]
+    args += [(k, v) for k, v in changes.items() if v is not None]
+    path = request.path if stem is None else stem
+    return path + ("?" + urlencode(args) if args else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +79,7 @@ class Page(Generic[T]):
 
     def url(self, stem: str, number: int) -> str:
         """Return the URL of page ``number`` of the list at ``stem`` (other arguments kept)."""
-        args = [(k, v) for k, v in request.args.items(multi=True) if k != "page"]
-        if number > 1:
-            args.append(("page", str(number)))
-        return stem + ("?" + urlencode(args) if args else "")
+        return here(stem, page=str(number) if number > 1 else None)
 
     def neighbours(self, stem: str) -> dict[str, str]:
         """Return the URLs of the first, previous, next and last pages that exist."""
@@ -87,13 +104,9 @@ def paginate(rows: Iterable[T], total: int, number: int, size: int) -> Page[T]:
     return Page(number, size, total, chosen)
 
 
-def link_header(response: Response, page: Page[object], stem: str) -> Response:
-    """Add the pages' ``Link`` entries (RFC 8288) to ``response``."""
-    entries = [f'<{url}>; rel="{rel}"' for rel, url in page.neighbours(stem).items()]
-    if entries:
-        existing = response.headers.get("Link")
-        response.headers["Link"] = ", ".join([*([existing] if existing else []), *entries])
-    return response
+def page_links(page: Page[object], stem: str) -> list[str]:
+    """Return the ``Link`` header entries (RFC 8288) of the pages around ``page``."""
+    return [f'<{url}>; rel="{rel}"' for rel, url in page.neighbours(stem).items()]
 
 
 def view_quads(collection: NamedNode, page: Page[object], stem: str, base: str) -> list[Quad]:

@@ -34,10 +34,12 @@ from evaluators.errors import (
 )
 from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.systems.protocol import public_url
+from server.linked_data.pipeline import Resource, serve
 from server.services import experiment_runner, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
 from server.web import auth
 from server.web.auth import COOKIE, MAX_COOKIE_TOKENS, request_tokens
+from server.web.negotiation import HTML
 from server.web.problems import Problem, prefers_html, problem_from_error
 from store import graphs
 
@@ -67,10 +69,10 @@ def _versions() -> list[library.VersionInfo]:
     return library.list_versions(svc.store, svc.base)
 
 
-def _form_page(template: str, status: int = 200, error: Problem | None = None) -> Response:
+def _form_html(template: str, error: Problem | None = None) -> str:
     svc = services()
     runner = experiment_runner()
-    body = render_template(
+    return render_template(
         template,
         title="New experiment" if template == "new_experiment.html" else "Upload",
         versions=_versions(),
@@ -86,7 +88,21 @@ def _form_page(template: str, status: int = 200, error: Problem | None = None) -
         error=error,
         values=request.form if request.method == "POST" else {},
     )
-    return Response(body, status=status, mimetype="text/html")
+
+
+def _form_page(template: str, status: int, error: Problem) -> Response:
+    return Response(_form_html(template, error), status=status, mimetype="text/html")
+
+
+def _form_resource(template: str) -> Resource[None]:
+    # The forms carry the session's CSRF token: rendered for each request, never stored.
+    return Resource(
+        formats=(HTML,),
+        load=lambda _reader: None,
+        html=lambda _reader, _data: _form_html(template),
+        documents=False,
+        session=True,
+    )
 
 
 def _refuse(template: str, exc: Exception) -> Response:
@@ -101,13 +117,13 @@ def _refuse(template: str, exc: Exception) -> Response:
 @bp.route("/experiments/new", methods=["GET"])
 def new_experiment() -> Response:
     """The form that configures and starts an experiment."""
-    return _form_page("new_experiment.html")
+    return serve(_form_resource("new_experiment.html"), "/experiments/new")
 
 
 @bp.route("/upload", methods=["GET"])
 def upload() -> Response:
     """The forms that upload an answers file (as an experiment) or a dataset."""
-    return _form_page("upload.html")
+    return serve(_form_resource("upload.html"), "/upload")
 
 
 def _remember(response: Response, token: str) -> Response:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from flask import Response, request
 from pyoxigraph import RdfFormat
 
+from server.web.accept import MediaRange, media_quality
+from server.web.accept import parse_accept as parse_accept
 from server.web.problems import Problem
 from vocab.project import QAB
 
@@ -126,6 +128,8 @@ RESULTS_XML = Representation(
     aliases=("application/xml", "text/xml"),
 )
 CSV = Representation("csv", "text/csv", "csv", "CSV")
+# Reports as plain JSON (not JSON-LD): rankings and significance for scripts.
+JSON_REPORT = Representation("report-json", "application/json", "json", "JSON")
 TSV = Representation("tsv", "text/tab-separated-values", "tsv", "TSV", aliases=("text/plain",))
 
 # Linked-data documents: Turtle first (the */* default), then HTML and the other RDF forms.
@@ -163,82 +167,6 @@ KNOWN: tuple[Representation, ...] = (*DOCUMENT_FORMATS, RESULTS_JSON, RESULTS_XM
 # Extensions read off resource URLs (CSV for pages that offer a table; others answer 404).
 EXTENSIONS = frozenset(r.extension for r in (*DOCUMENT_FORMATS, CSV))
 
-# Accept headers longer than this are read up to this length (hostile input stays bounded).
-MAX_ACCEPT_CHARS = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class MediaRange:
-    """One entry of an ``Accept`` header: ``type/subtype`` (either may be ``*``) and its ``q``."""
-
-    type: str
-    subtype: str
-    q: float
-
-    def specificity(self, media_type: str) -> int:
-        """Return 2 for an exact match, 1 for ``type/*``, 0 for ``*/*``, -1 for no match."""
-        kind, _, sub = media_type.partition("/")
-        if self.type == "*":
-            return 0
-        if self.type != kind:
-            return -1
-        if self.subtype == "*":
-            return 1
-        return 2 if self.subtype == sub else -1
-
-
-def _split(header: str, separator: str) -> list[str]:
-    """Split on ``separator`` outside double-quoted strings (RFC 9110 quoted-string)."""
-    parts: list[str] = []
-    current: list[str] = []
-    quoted = escaped = False
-    for char in header:
-        if escaped:
-            escaped = False
-        elif char == "\\" and quoted:
-            escaped = True
-        elif char == '"':
-            quoted = not quoted
-        elif char == separator and not quoted:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
-    return parts
-
-
-def _quality(parameters: list[str]) -> float | None:
-    q = 1.0
-    for parameter in parameters:
-        name, _, value = parameter.partition("=")
-        if name.strip().lower() == "q":
-            try:
-                q = float(value.strip())
-            except ValueError:
-                return None
-            if not 0.0 <= q <= 1.0:
-                return None
-    return q
-
-
-def parse_accept(header: str) -> list[MediaRange]:
-    """Return the media ranges of an ``Accept`` header; malformed entries are skipped.
-
-    >>> parse_accept('text/turtle; charset=utf-8, application/ld+json;profile="a,b";q=0.5')
-    [MediaRange(type='text', subtype='turtle', q=1.0), MediaRange(type='application', \
-subtype='ld+json', q=0.5)]
-    """
-    ranges = []
-    for entry in _split(header[:MAX_ACCEPT_CHARS], ","):
-        media, *parameters = _split(entry, ";")
-        kind, slash, sub = media.strip().lower().partition("/")
-        q = _quality(parameters)
-        if not slash or not kind or not sub or q is None or (kind == "*" and sub != "*"):
-            continue
-        ranges.append(MediaRange(kind, sub, q))
-    return ranges
-
 
 def accept_quality(rep: Representation, ranges: Sequence[MediaRange]) -> tuple[float, int]:
     """Return ``(q, specificity)`` of ``rep`` under ``ranges``; ``(0, -1)`` if nothing matches.
@@ -246,13 +174,7 @@ def accept_quality(rep: Representation, ranges: Sequence[MediaRange]) -> tuple[f
     The most specific range matching any of the form's media types decides (the highest ``q``
     among equally specific ones): ``text/turtle;q=0, */*`` refuses Turtle, whatever its aliases.
     """
-    found: tuple[int, float] = (-1, 0.0)
-    for media_type in rep.media_types:
-        for media_range in ranges:
-            specificity = media_range.specificity(media_type)
-            if specificity >= 0 and (specificity, media_range.q) > found:
-                found = (specificity, media_range.q)
-    return found[1], found[0]
+    return media_quality(rep.media_types, ranges)
 
 
 @dataclass(frozen=True, slots=True)

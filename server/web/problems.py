@@ -27,6 +27,7 @@ from evaluators.errors import (
     UnknownDatasetError,
     UnknownSubExperimentError,
 )
+from server.web.accept import preferred
 from store.errors import (
     QuerySyntaxError,
     RdfSyntaxError,
@@ -98,10 +99,14 @@ def request_id() -> str:
 
 
 def prefers_html() -> bool:
-    """Return whether the client prefers an HTML page to a (problem) JSON document."""
-    accept = request.accept_mimetypes
-    html = accept["text/html"]
-    return bool(html) and html > max(accept[PROBLEM_JSON], accept["application/json"])
+    """Return whether the client prefers an HTML page to a (problem) JSON document.
+
+    Read with the one Accept parser (``server.web.accept``): JSON wins ties, and no header at
+    all means a script.
+    """
+    if not request.headers.get("Accept", "").strip():
+        return False
+    return preferred([[PROBLEM_JSON, "application/json"], ["text/html"]]) == 1
 
 
 def render_problem(problem: Problem) -> Response:

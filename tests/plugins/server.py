@@ -9,6 +9,7 @@ in the admin graph). One experiment is private; its token is ``OWNER_TOKEN``.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,15 @@ def build_app(config: Config, quads: list[Quad]) -> Any:
         svc.store.add(quads)
         svc.notify_write()
     return app
+
+
+def public_write(app: Any, graph: str | None = None) -> None:
+    """Write one quad into a graph (the public catalog by default) and notify the app."""
+    svc: Services = app.extensions["services"]
+    node = NamedNode(f"{BASE}/note/{time.time_ns()}")
+    target = NamedNode(graph) if graph else graphs.catalog_graph(BASE)
+    svc.store.add([Quad(node, RDFS.comment, Literal("a write"), target)])
+    svc.notify_write()
 
 
 @pytest.fixture

@@ -96,6 +96,22 @@ def test_form_post_with_json_accept_returns_the_run(rag_client: Any) -> None:
 
 
 @pytest.mark.parametrize(
+    "accept",
+    [
+        "application/json; charset=utf-8",
+        "application/json;q=0.9, text/html;q=0.5",
+        "*/*;q=0.1, application/json",
+    ],
+)
+def test_json_with_media_type_parameters_is_json(rag_client: Any, accept: str) -> None:
+    # One Accept parser: parameters other than q never hide the media type.
+    reply = rag_client.post("/ask", data={"question": ASPIRIN}, headers={"Accept": accept})
+    assert reply.status_code == 200 and reply.mimetype == "application/json"
+    problem = rag_client.post("/ask", data={"question": " "}, headers={"Accept": accept})
+    assert problem.status_code == 400 and problem.mimetype == "application/problem+json"
+
+
+@pytest.mark.parametrize(
     ("query", "shown", "edited"),
     [("clopidogrel", "aspirin", True), ("aspirin", "aspirin", False), ("", "aspirin", False)],
 )

@@ -137,3 +137,12 @@ def test_an_experiment_submitted_later_is_listed_first(paged: tuple[Any, list[st
         f"{BASE}/system/system-0",
         f"{BASE}/system/system-1",
     }
+
+
+def test_generated_links_never_carry_a_token(paged: tuple[Any, list[str]]) -> None:
+    app, _ids = paged
+    response = app.test_client().get("/experiments?token=some-secret&page=2", headers=HTML)
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert 'rel="next"' in html and 'rel="prev"' in html
+    assert "some-secret" not in html and "some-secret" not in response.headers["Link"]

@@ -11,6 +11,8 @@ import pytest
 from pyoxigraph import RdfFormat, parse
 from werkzeug.http import http_date, parse_date
 
+from tests.plugins.server import OWNER_TOKEN, PRIVATE_EXPERIMENT, public_write
+
 EXPERIMENT = "/experiment/202401010001"
 # Every kind of response that carries validators: documents, pages, lists, vocabulary, VoID.
 VALIDATED = [
@@ -61,7 +63,7 @@ def test_if_modified_since_gives_304_until_a_write(app: Any, client: Any) -> Non
     older = client.get(EXPERIMENT, headers={"Accept": "text/turtle", "If-Modified-Since": earlier})
     assert older.status_code == 200
     time.sleep(1.1)
-    app.extensions["services"].notify_write()
+    public_write(app)
     after = client.get(EXPERIMENT, headers={"Accept": "text/turtle", "If-Modified-Since": modified})
     assert after.status_code == 200
     assert parse_date(after.headers["Last-Modified"]) > parse_date(modified)  # type: ignore[operator]
@@ -124,3 +126,58 @@ def test_no_gzip_when_refused_or_small(client: Any) -> None:
     assert "Content-Encoding" not in refused.headers
     small = client.get("/vocab/Experiment.nt", headers={"Accept-Encoding": "gzip"})
     assert len(small.data) < 1024 and "Content-Encoding" not in small.headers
+
+
+def test_public_validators_move_only_with_public_content(app: Any, client: Any) -> None:
+    first = client.get(EXPERIMENT, headers={"Accept": "text/turtle"})
+    tag, modified = first.get_etag()[0], first.headers["Last-Modified"]
+    time.sleep(1.1)
+    # A private experiment changes (as while it runs): nothing public moves.
+    public_write(app, f"http://qabench.test/graph/experiment/{PRIVATE_EXPERIMENT}")
+    same = client.get(EXPERIMENT, headers={"Accept": "text/turtle"})
+    assert same.get_etag()[0] == tag and same.headers["Last-Modified"] == modified
+    revalidated = client.get(
+        EXPERIMENT, headers={"Accept": "text/turtle", "If-None-Match": f'"{tag}"'}
+    )
+    assert revalidated.status_code == 304
+    # A public write moves both.
+    public_write(app)
+    moved = client.get(EXPERIMENT, headers={"Accept": "text/turtle"})
+    assert moved.get_etag()[0] != tag and moved.headers["Last-Modified"] != modified
+
+
+PRIVATE_READS = [
+    f"/experiment/{PRIVATE_EXPERIMENT}",
+    f"/experiment/{PRIVATE_EXPERIMENT}.ttl",
+    "/experiments",
+    f"/task/{PRIVATE_EXPERIMENT}/1",
+]
+
+
+@pytest.mark.parametrize("path", PRIVATE_READS)
+@pytest.mark.parametrize("how", ["bearer", "query", "cookie"])
+def test_token_opened_responses_are_private_and_vary_on_what_opened_them(
+    client: Any, path: str, how: str
+) -> None:
+    headers = {"Accept": "text/html"}
+    url = path
+    if how == "bearer":
+        headers["Authorization"] = f"Bearer {OWNER_TOKEN}"
+    elif how == "query":
+        url += f"?token={OWNER_TOKEN}"
+    else:
+        client.set_cookie("qabench_tokens", OWNER_TOKEN, domain="localhost")
+    opened = client.get(url, headers=headers)
+    assert opened.status_code == 200
+    assert opened.headers["Cache-Control"] == "private, no-store"
+    assert {"Authorization", "Cookie"} <= set(opened.vary)
+    assert OWNER_TOKEN not in opened.get_data(as_text=True)
+    anonymous = client.application.test_client().get(path, headers={"Accept": "text/html"})
+    if path == "/experiments":
+        assert anonymous.headers["Cache-Control"] == "no-cache"
+    else:
+        assert anonymous.status_code == 404
+
+
+def test_private_read_cases_are_all_there() -> None:
+    assert len(PRIVATE_READS) * 3 == 12

@@ -14,6 +14,7 @@ from pyoxigraph import DefaultGraph, RdfFormat, parse
 from rdflib import Graph
 
 from server.web.negotiation import parse_accept
+from tests.plugins.server import public_write
 
 EXPERIMENT = "/experiment/202401010001"
 COMUNICA_ACCEPT = (
@@ -223,7 +224,7 @@ def test_etag_and_conditional_get(app: Any, client: Any) -> None:
     assert again.status_code == 304 and again.data == b""
     other_form = client.get(EXPERIMENT, headers={"Accept": "text/html", "If-None-Match": etag})
     assert other_form.status_code == 200
-    app.extensions["services"].notify_write()
+    public_write(app)
     after_write = client.get(EXPERIMENT, headers={"Accept": "text/turtle", "If-None-Match": etag})
     assert after_write.status_code == 200 and after_write.headers["ETag"] != etag
 
