@@ -15,6 +15,10 @@ from pyoxigraph import Literal, NamedNode
 # A value that a file marks as a URI but that is not a valid IRI (spaces, say) is kept as a
 # literal typed xsd:anyURI so that nothing is lost and nothing crashes.
 AnswerValue = NamedNode | Literal
+# The language code (ISO 639-2 "multiple languages") of a task that asks every question in the
+# language it has: a TEXT2SPARQL dataset's questions are one per language (``ck25:1-en``,
+# ``db25:1-es``), and the official evaluation scores all of them together.
+ALL_LANGUAGES = "mul"
 
 
 def language_key(code: str) -> str:
@@ -68,9 +72,14 @@ class SourceFormat(StrEnum):
     LCQUAD = "lcquad"
     LCQUAD2 = "lcquad2"
     BIOASQ = "bioasq"
+    # TEXT2SPARQL questions (YAML): evaluators.formats.text2sparql
+    TEXT2SPARQL = "text2sparql"
     # answers files only (no question texts): evaluators.formats.simple_answers
     ANSWERS_JSON = "answers-json"
     ANSWERS_TSV = "answers-tsv"
+    # the TEXT2SPARQL client's answers (queries) and result sets (qname -> {value: relevance})
+    TEXT2SPARQL_ANSWERS = "text2sparql-answers"
+    TEXT2SPARQL_RESULTS = "text2sparql-results"
 
     @property
     def answers_only(self) -> bool:
@@ -79,7 +88,12 @@ class SourceFormat(StrEnum):
         >>> SourceFormat.ANSWERS_TSV.answers_only, SourceFormat.QALD_JSON.answers_only
         (True, False)
         """
-        return self in (SourceFormat.ANSWERS_JSON, SourceFormat.ANSWERS_TSV)
+        return self in (
+            SourceFormat.ANSWERS_JSON,
+            SourceFormat.ANSWERS_TSV,
+            SourceFormat.TEXT2SPARQL_ANSWERS,
+            SourceFormat.TEXT2SPARQL_RESULTS,
+        )
 
     @property
     def is_bioasq(self) -> bool:
@@ -117,6 +131,8 @@ class AnswerSet:
     boolean: bool | None = None
     variables: tuple[str, ...] = ()
     has_bindings: bool = False
+    # the values are lexical forms only (a TEXT2SPARQL result set): IRI or literal is unknown
+    lexical: bool = False
 
     @property
     def is_empty(self) -> bool:
@@ -177,6 +193,43 @@ class BioasqGold:
     ideal_answers: tuple[str, ...] = ()
 
 
+# The TEXT2SPARQL feature that marks questions whose answers are ordered.
+ORDER_MATTERS = "RESULT_ORDER_MATTERS"
+
+
+@dataclass(frozen=True, slots=True)
+class Text2SparqlQuestion:
+    """The TEXT2SPARQL parts of a question (one language of one questions-file entry).
+
+    ``dataset`` is the dataset IRI systems are sent (``dataset=``); the question's qname is its
+    id, ``<prefix>:<entry id>-<language>``.
+    """
+
+    dataset: str
+    prefix: str
+    default_namespace: str | None = None
+    features: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+    properties: tuple[str, ...] = ()
+
+    @property
+    def order_matters(self) -> bool:
+        """Whether the answers are ordered (``RESULT_ORDER_MATTERS``).
+
+        >>> Text2SparqlQuestion("d", "p", features=("SELECT", ORDER_MATTERS)).order_matters
+        True
+        """
+        return ORDER_MATTERS in self.features
+
+    def uri(self, qname: str) -> str:
+        """Return the question's URI as the official client writes it (dataset IRI + local id).
+
+        >>> Text2SparqlQuestion("https://ex.org/2025/c/", "ck25").uri("ck25:1-en")
+        'https://ex.org/2025/c/1-en'
+        """
+        return self.dataset + qname.removeprefix(self.prefix + ":")
+
+
 @dataclass(frozen=True, slots=True)
 class Question:
     """One benchmark question (or one system answer to it, for answer files)."""
@@ -199,14 +252,36 @@ class Question:
     confidence: float | None = None
     out_of_scope: bool = False
     bioasq: BioasqGold | None = None
+    text2sparql: Text2SparqlQuestion | None = None
 
     def text(self, language: str) -> str | None:
-        """Return the question string in ``language`` (``None`` if missing or blank)."""
+        """Return the question string in ``language`` (``None`` if missing or blank).
+
+        ``ALL_LANGUAGES`` (``mul``) stands for the question's own language: the text of a
+        question that has exactly one.
+
+        >>> q = Question("ck25:1-en", (QuestionText("en", "Who?"),))
+        >>> q.text("mul"), q.text("de")
+        ('Who?', None)
+        """
         wanted = language_key(language)
+        if wanted == ALL_LANGUAGES:
+            own = self.languages
+            return self.text(own[0]) if len(own) == 1 else None
         for entry in self.texts:
             if language_key(entry.language) == wanted and entry.text.strip():
                 return entry.text
         return None
+
+    def asked_language(self, language: str) -> str:
+        """Return the language the question is asked in for a task in ``language``.
+
+        >>> Question("1", (QuestionText("es", "¿Quién?"),)).asked_language("mul")
+        'es'
+        """
+        if language_key(language) == ALL_LANGUAGES and len(self.languages) == 1:
+            return self.languages[0]
+        return language
 
     @property
     def languages(self) -> tuple[str, ...]:

@@ -113,6 +113,12 @@ MEASURES: dict[str, MeasureInfo] = {
         _m("rougesu4_recall", QAB.rougeSU4Recall, "ROUGE-SU4 Recall"),
         _m("rougesu4_f1", QAB.rougeSU4F1, "ROUGE-SU4 F1"),
         _m("questions", QAB.questionsEvaluated, "Questions evaluated", is_count=True),
+        # TEXT2SPARQL (trec_eval's set measures and nDCG, the challenge's headline)
+        _m("set_p", QAB.setPrecision, "set_P"),
+        _m("set_recall", QAB.setRecall, "set_recall"),
+        _m("set_f", QAB.setF, "set_F"),
+        _m("ndcg", QAB.ndcg, "nDCG"),
+        _m("set_f_ndcg", QAB.setFNdcg, "set_F_ndcg"),
     ]
 }
 
@@ -154,6 +160,8 @@ class QuestionScore:
     matches: tuple[Match, ...] = ()
     error: str | None = None  # the system call failed for this question
     millis: float | None = None
+    # remarks about the question's scoring (e.g. the reference's engine difference)
+    notes: tuple[str, ...] = ()
 
     def value(self, measure: str) -> float | None:
         """Return the value of ``measure`` (``None`` if undefined or absent)."""

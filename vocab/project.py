@@ -122,6 +122,16 @@ PROPERTIES = [
     "idealAnswer",
     "rank",
     "snippetText",
+    # TEXT2SPARQL questions and result sets
+    "text2sparqlDataset",
+    "qnamePrefix",
+    "defaultNamespace",
+    "feature",
+    "schemaClass",
+    "schemaProperty",
+    "lexicalOnly",
+    "referenceDifference",
+    "replyJson",
     # experiments and tasks
     "task",
     "system",
@@ -211,6 +221,11 @@ PROPERTIES = [
     "rougeSU4Recall",
     "rougeSU4F1",
     "questionsEvaluated",
+    "setPrecision",
+    "setRecall",
+    "setF",
+    "ndcg",
+    "setFNdcg",
 ]
 
 INDIVIDUALS = [
@@ -235,6 +250,8 @@ INDIVIDUALS = [
     "GerbilLegacyProfile",
     "QaldClassicProfile",
     "BioasqProfile",
+    "Text2SparqlProfile",
+    "Text2SparqlCorrectedProfile",
     # problem types
     "MalformedQuery",
     "MalformedDataset",

@@ -26,6 +26,7 @@ from evaluators.model import (
     Question,
     QuestionText,
     Snippet,
+    Text2SparqlQuestion,
 )
 from store import graphs
 from vocab import iris
@@ -251,7 +252,43 @@ def question_triples(
         t.append((qiri, QAB.confidence, Literal(repr(q.confidence), datatype=XSD.double)))
     if q.bioasq is not None:
         t.extend(_bioasq_triples(qiri, q.bioasq))
+    if q.text2sparql is not None:
+        t.extend(_text2sparql_triples(qiri, q.text2sparql))
     return t
+
+
+def _text2sparql_triples(qiri: NamedNode, parts: Text2SparqlQuestion) -> list[Triple]:
+    t: list[Triple] = [
+        (qiri, QAB.text2sparqlDataset, _iri_or_literal(parts.dataset)),
+        (qiri, QAB.qnamePrefix, Literal(parts.prefix)),
+    ]
+    if parts.default_namespace is not None:
+        t.append((qiri, QAB.defaultNamespace, Literal(parts.default_namespace)))
+    for prop, names in (
+        (QAB.feature, parts.features),
+        (QAB.schemaClass, parts.classes),
+        (QAB.schemaProperty, parts.properties),
+    ):
+        t.extend((qiri, prop, Literal(name)) for name in names)
+    return t
+
+
+def _text2sparql(props: _Props) -> Text2SparqlQuestion | None:
+    dataset = _str(props, QAB.text2sparqlDataset)
+    if dataset is None:
+        return None
+
+    def names(prop: NamedNode) -> tuple[str, ...]:
+        return tuple(sorted(v.value for v in props.get(prop, [])))
+
+    return Text2SparqlQuestion(
+        dataset,
+        _str(props, QAB.qnamePrefix) or "",
+        _str(props, QAB.defaultNamespace),
+        names(QAB.feature),
+        names(QAB.schemaClass),
+        names(QAB.schemaProperty),
+    )
 
 
 def _text(text: str, language: str) -> Literal:
@@ -282,6 +319,8 @@ def answer_set_triples(
         t.append((node, QAB.booleanAnswer, _bool(answer.boolean)))
     if answer.has_bindings:
         t.append((node, QAB.bindingsGiven, _bool(True)))
+    if answer.lexical:
+        t.append((node, QAB.lexicalOnly, _bool(True)))
     t.extend((node, QAB.answerVariable, Literal(v)) for v in answer.variables)
     return t
 
@@ -446,6 +485,7 @@ def _question(subjects: dict[NamedNode, _Props], props: _Props) -> Question:
         confidence=float(confidence) if confidence is not None else None,
         out_of_scope=bool(_flag(props, QAB.outOfScope)),
         bioasq=_bioasq(subjects, props),
+        text2sparql=_text2sparql(props),
     )
 
 
@@ -496,6 +536,7 @@ def _answer_set(props: _Props) -> AnswerSet:
         boolean=_flag(props, QAB.booleanAnswer),
         variables=tuple(sorted(v.value for v in props.get(QAB.answerVariable, []))),
         has_bindings=bool(_flag(props, QAB.bindingsGiven)),
+        lexical=bool(_flag(props, QAB.lexicalOnly)),
     )
 
 

@@ -1,7 +1,8 @@
 """Benchmark and answer file parsers: bytes in, ``evaluators.model.Dataset`` out.
 
 One module per format (``qald_xml``, ``qald_json``, ``eqald``, ``nlq``, ``lcquad`` (1.0 and
-2.0), ``bioasq``, ``simple_answers``) plus shared readers (``source``, ``xml_document``,
+2.0), ``bioasq``, ``simple_answers``, the ``text2sparql`` folder: questions YAML, answers and
+result sets) plus shared readers (``source``, ``xml_document``,
 ``jsonfield``, ``values``, ``sparql_results``, ``question_fields``). Everything is pure: no
 store, no logging, no clock. Every problem with the input becomes a ``DatasetFormatError`` (or
 ``DatasetTooLargeError``) naming the file, the position or JSON path, and what was expected;
@@ -24,6 +25,8 @@ from evaluators.formats.parsing.source import (
     split_bom,
 )
 from evaluators.formats.parsing.xml_document import decode_xml, local_name, root_name
+from evaluators.formats.text2sparql import questions as t2s_questions
+from evaluators.formats.text2sparql import result_sets as t2s_results
 from evaluators.model import Dataset, Question, SourceFormat
 
 __all__ = ["detect_format", "parse_bytes", "parse_file", "parse_system_response"]
@@ -37,11 +40,13 @@ _JSON_PARSERS: dict[SourceFormat, Callable[[object, Diagnostics], Dataset]] = {
     SourceFormat.LCQUAD2: lcquad.parse_2,
     SourceFormat.ANSWERS_JSON: simple_answers.parse_json,
     SourceFormat.BIOASQ: bioasq.parse,
+    SourceFormat.TEXT2SPARQL_ANSWERS: t2s_results.parse_answers,
+    SourceFormat.TEXT2SPARQL_RESULTS: t2s_results.parse_result_sets,
 }
 _EXPECTED = (
     "expected QALD XML (root <dataset>), a JSON object with 'questions' (QALD JSON, extended "
-    "QALD JSON, BioASQ), a JSON array of NLQ, LC-QuAD, LC-QuAD 2.0 or answer entries, or "
-    "id<TAB>answer lines"
+    "QALD JSON, BioASQ), a JSON array of NLQ, LC-QuAD, LC-QuAD 2.0 or answer entries, "
+    "id<TAB>answer lines, a TEXT2SPARQL questions file (YAML) or result set (qname -> values)"
 )
 # Fields only BioASQ questions carry.
 _BIOASQ_KEYS = frozenset(
@@ -73,7 +78,10 @@ def detect_format(data: bytes, source: str) -> SourceFormat:
     if _is_xml(data, source):
         _check_xml_root(decode_xml(data, source), diag)
         return SourceFormat.QALD_XML
-    return _classify(load_json(decode_text(data, source), diag), diag)
+    text = decode_text(data, source)
+    if t2s_questions.looks_like_questions(text):
+        return SourceFormat.TEXT2SPARQL
+    return _classify(load_json(text, diag), diag)
 
 
 def parse_bytes(data: bytes, *, source: str, format: SourceFormat | None = None) -> Dataset:
@@ -95,6 +103,10 @@ def parse_bytes(data: bytes, *, source: str, format: SourceFormat | None = None)
         if format is SourceFormat.QALD_XML or (format is None and _is_xml(data, source)):
             return qald_xml.parse(data, diag)
         text = decode_text(data, source)
+        if format is SourceFormat.TEXT2SPARQL or (
+            format is None and t2s_questions.looks_like_questions(text)
+        ):
+            return t2s_questions.parse(text, diag)
         if format is SourceFormat.ANSWERS_TSV or (
             format is None and simple_answers.looks_like_tsv(text)
         ):
@@ -192,6 +204,8 @@ def _classify(doc: object, diag: Diagnostics) -> SourceFormat:
             return SourceFormat.LCQUAD
         if first is not None and {"uid", "sparql_wikidata"} <= first.keys():
             return SourceFormat.LCQUAD2
+        if first is not None and {"qname", "query"} <= first.keys():
+            return SourceFormat.TEXT2SPARQL_ANSWERS
         if first is not None and {"id", "lang", "question"} <= first.keys():
             return SourceFormat.NLQ
         if first is not None and "id" in first and first.keys() & {"answers", "sparql", "query"}:
@@ -204,6 +218,8 @@ def _classify(doc: object, diag: Diagnostics) -> SourceFormat:
         )
     if not isinstance(doc, dict):
         raise diag.error(f"the JSON document is {describe(doc)}; {_EXPECTED}")
+    if "questions" not in doc and t2s_results.looks_like_result_sets(doc):
+        return SourceFormat.TEXT2SPARQL_RESULTS
     if "questions" not in doc:
         keys = ", ".join(quote(k, 20) for k in list(doc)[:8]) or "none"
         raise diag.error(f"a JSON object without 'questions' (its keys: {keys}); {_EXPECTED}")

@@ -334,12 +334,13 @@ def _rdf_format(path: Path) -> RdfFormat:
 def load_kb(
     store: RdfStore,
     base: str,
-    path: Path,
+    path: Path | Sequence[Path],
     name: str,
     *,
     progress: Callable[[int], None] | None = None,
 ) -> KbInfo:
-    """Load an RDF file as knowledge base ``name`` (replacing an earlier load of it).
+    """Load an RDF file (or several, into one graph) as knowledge base ``name`` (replacing an
+    earlier load of it).
 
     The file (``.ttl``, ``.nt``, ``.nq``, …, optionally gzipped) goes through Oxigraph's bulk
     loader into a fresh graph that nothing reads yet; one small transaction then points the
@@ -350,7 +351,7 @@ def load_kb(
     Args:
         store: the store.
         base: the base IRI.
-        path: the RDF file.
+        path: the RDF file, or the files (an ontology and its instances, say).
         name: the knowledge base's name.
         progress: called with the number of bytes read, as reading goes on.
 
@@ -359,8 +360,9 @@ def load_kb(
     """
     kb = iris.kb_iri(base, name)
     catalog = graphs.catalog_graph(base)
+    files = [path] if isinstance(path, Path) else list(path)
     try:
-        rdf_format = _rdf_format(path)
+        formats = [_rdf_format(f) for f in files]
     except StoreError as exc:
         raise KnowledgeBaseError(f"Cannot read knowledge base file {path}: {exc}") from exc
     loaded = datetime.now(UTC)
@@ -368,16 +370,8 @@ def load_kb(
     graph = graphs.kb_graph(base, name, load)
     previous = [q.object for q in store.quads(kb, QAB.graph, None, catalog) if q.object != graph]
     try:
-        if path.name.endswith(".gz"):
-            with gzip.open(path, "rb") as raw:
-                source: BinaryIO = raw  # type: ignore[assignment]  # a gzip file reads as bytes
-                if progress is not None:
-                    source = io.BufferedReader(_Counting(source, progress), 1 << 20)
-                store.bulk_load(source, rdf_format, graph=graph)
-        else:
-            # By path: the loader reads and parses the file itself, in parallel.
-            with _watching(path, progress):
-                store.bulk_load(path, rdf_format, graph=graph)
+        for file, rdf_format in zip(files, formats, strict=True):
+            _bulk_load(store, file, rdf_format, graph, progress)
         triples = _count(store, graph)
     except (OSError, EOFError, StoreError) as exc:
         _drop(store, graph)
@@ -386,7 +380,7 @@ def load_kb(
         Quad(kb, RDF.type, QAB.KnowledgeBase, catalog),
         Quad(kb, RDFS.label, Literal(name), catalog),
         Quad(kb, QAB.graph, graph, catalog),
-        Quad(kb, DCTERMS.source, Literal(path.name), catalog),
+        *(Quad(kb, DCTERMS.source, Literal(f.name), catalog) for f in files),
         Quad(
             kb,
             DCTERMS.modified,
@@ -402,6 +396,25 @@ def load_kb(
         raise KnowledgeBaseError(f"Loading knowledge base {name!r} failed: {exc}") from exc
     _drop(store, *(g for g in previous if isinstance(g, NamedNode)))
     return KbInfo(name, kb.value, graph.value, triples)
+
+
+def _bulk_load(
+    store: RdfStore,
+    path: Path,
+    rdf_format: RdfFormat,
+    graph: NamedNode,
+    progress: Callable[[int], None] | None,
+) -> None:
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "rb") as raw:
+            source: BinaryIO = raw  # type: ignore[assignment]  # a gzip file reads as bytes
+            if progress is not None:
+                source = io.BufferedReader(_Counting(source, progress), 1 << 20)
+            store.bulk_load(source, rdf_format, graph=graph)
+    else:
+        # By path: the loader reads and parses the file itself, in parallel.
+        with _watching(path, progress):
+            store.bulk_load(path, rdf_format, graph=graph)
 
 
 def _count(store: RdfStore, graph: NamedNode) -> int:

@@ -1,8 +1,10 @@
 """Scoring profiles: named, documented sets of matching and scoring rules.
 
 ``strict`` is the default; ``gerbil`` reproduces GERBIL QA as it behaves today, ``gerbil-legacy``
-its answer matching before September 2024 (the published QALD-8/9/10 numbers) and
-``qald-classic`` the classic QALD evaluation script. docs/scoring.md lists every difference.
+its answer matching before September 2024 (the published QALD-8/9/10 numbers),
+``qald-classic`` the classic QALD evaluation script, ``text2sparql`` the official TEXT2SPARQL'25
+evaluation and ``text2sparql-corrected`` the same measures with its flaws fixed.
+docs/scoring.md lists every difference.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class AnswerMatching(StrEnum):
     GERBIL = "gerbil"
     GERBIL_LEGACY = "gerbil-legacy"
     QALD_CLASSIC = "qald-classic"
+    TEXT2SPARQL = "text2sparql"
+    TEXT2SPARQL_CORRECTED = "text2sparql-corrected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,11 @@ class Profile:
     gerbil_answer_type: bool
     reading: AnswerReading
     classic_aggregation: bool = False
+
+    @property
+    def is_text2sparql(self) -> bool:
+        """Return whether answers are scored with the TEXT2SPARQL measures (trec_eval's)."""
+        return self.answers in (AnswerMatching.TEXT2SPARQL, AnswerMatching.TEXT2SPARQL_CORRECTED)
 
     @property
     def is_gerbil(self) -> bool:
@@ -121,6 +130,32 @@ PROFILES: dict[str, Profile] = {
             gerbil_answer_type=False,
             reading=AnswerReading.BINDINGS_FIRST,  # the script's rule (qald-classic.md)
             classic_aggregation=True,
+        ),
+        Profile(
+            "text2sparql",
+            "TEXT2SPARQL'25",
+            "The official TEXT2SPARQL'25 evaluation (the challenge client, pytrec_eval 0.5): "
+            "set P/R/F1 over flat result sets, nDCG on ordered questions, ranked by set_F_ndcg.",
+            QAB.Text2SparqlProfile,
+            AnswerMatching.TEXT2SPARQL,
+            MarkingMode.STRICT,
+            (QA,),
+            classify_emerging=False,
+            gerbil_answer_type=False,
+            reading=AnswerReading.BINDINGS_FIRST,  # a result is an ASK or a SELECT result
+        ),
+        Profile(
+            "text2sparql-corrected",
+            "TEXT2SPARQL corrected",
+            "The TEXT2SPARQL measures with the official evaluation's flaws fixed: booleans by "
+            "value, RDF terms, the system's row order, means over the questions asked.",
+            QAB.Text2SparqlCorrectedProfile,
+            AnswerMatching.TEXT2SPARQL_CORRECTED,
+            MarkingMode.STRICT,
+            (QA,),
+            classify_emerging=False,
+            gerbil_answer_type=False,
+            reading=AnswerReading.BINDINGS_FIRST,
         ),
     )
 }

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.model import Dataset, Question
+from evaluators.qa import text2sparql
 from evaluators.qa.answer_matching import Lookups
 from evaluators.qa.markings import Markings, query_markings
 from evaluators.qa.profiles import profile as find_profile
@@ -46,7 +47,8 @@ def gold_as_answers(dataset: Dataset) -> dict[str, Question]:
     >>> gold_as_answers(Dataset(SourceFormat.QALD_JSON, (Question("1"),)))
     {'1': Question(id='1', texts=(), answer_type=None, answer_type_label=None, aggregation=None, \
 only_dbo=None, hybrid=None, sparql=None, pseudo_query=None, schemaless_query=None, answers=None, \
-answer_item_types=(), annotations=(), confidence=None, out_of_scope=False, bioasq=None)}
+answer_item_types=(), annotations=(), confidence=None, out_of_scope=False, bioasq=None, \
+text2sparql=None)}
     """
     return dataset.by_id()
 
@@ -64,13 +66,15 @@ def evaluate(
     bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES,
     seed: int = 0,
     markings_cache: MutableMapping[tuple[str, str], Markings] | None = None,
+    question_notes: Mapping[str, str] | None = None,
 ) -> EvaluationResult:
     """Score system answers against a gold dataset under a scoring profile.
 
     Args:
         dataset: the gold dataset.
         answers: the system's answers by question id; a missing id means no answer.
-        profile: ``strict`` (default), ``gerbil``, ``gerbil-legacy`` or ``qald-classic``.
+        profile: ``strict`` (default), ``gerbil``, ``gerbil-legacy``, ``qald-classic``,
+            ``text2sparql`` or ``text2sparql-corrected``.
         language: questions without a text in this language are left out (GERBIL does so);
             also the language of label lookups.
         kb: knowledge base for owl:sameAs and label lookups (none: no lookups).
@@ -82,6 +86,8 @@ def evaluate(
         seed: random seed of the bootstrap.
         markings_cache: a mapping the caller keeps to reuse query markings across evaluations
             (parsing SPARQL is the costliest step); by default one per call.
+        question_notes: question id -> a remark shown with that question's result (the
+            TEXT2SPARQL profiles: where the reference query gives another result here).
 
     Returns:
         Every experiment type the profile evaluates and that applies, with per-question scores.
@@ -121,7 +127,9 @@ def evaluate(
     lookups = Lookups(kb, language)
     ctx = ScoringContext(rules, lookups, bootstrap_samples, seed)
     results = []
-    for experiment_type in rules.experiment_types:
+    if rules.is_text2sparql:
+        results.append(text2sparql.score(cases, rules.id, question_notes))
+    for experiment_type in () if rules.is_text2sparql else rules.experiment_types:
         result = SUBEXPERIMENTS[experiment_type](cases, ctx)
         if result is not None:
             results.append(result)

@@ -2,10 +2,11 @@
 
 A scoring profile names the measure its community published: GERBIL-era QALD tables (QALD-8,
 9, 9-plus, 10) rank by Macro F1 QALD, the classic script's tables by processed F1 with
-"F-1 Global" next to it; the strict profile follows GERBIL. C2KB-style sub-experiments report no
-Macro F1 QALD and rank by macro F1; BioASQ types by their official main measure. A reader may
-switch to any other measure. Built-in sanity systems (``gold``) answer from the gold standard:
-they are shown apart and never ranked. Pure functions, so every page and command ranks alike.
+"F-1 Global" next to it, TEXT2SPARQL's by set_F_ndcg; the strict profile follows GERBIL.
+C2KB-style sub-experiments report no Macro F1 QALD and rank by macro F1; BioASQ types by their
+official main measure. A reader may switch to any other measure. Built-in sanity systems
+(``gold``) answer from the gold standard: they are shown apart and never ranked. Pure
+functions, so every page and command ranks alike.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ BIOASQ_RANKING: dict[str, tuple[str, str]] = {
 }
 # Profiles whose published tables rank by the classic script's processed F1.
 _CLASSIC = frozenset({"qald-classic"})
+# The TEXT2SPARQL profiles: the challenge ranks by set_F_ndcg.
+_TEXT2SPARQL = frozenset({"text2sparql", "text2sparql-corrected"})
 # Sub-experiments without Macro F1 QALD (C2KB-style scorers).
 _NO_QALD = frozenset({AIT2KB, C2KB, P2KB})
 # Built-in systems that answer from the gold standard (sanity checks, never ranked).
@@ -52,6 +55,8 @@ def headline(profile: str, experiment_type: str = QA) -> tuple[str, str]:
         return ("macro_f1", "micro_f1")
     if profile in _CLASSIC and experiment_type == QA:
         return ("processed_f1", "global_f1")
+    if profile in _TEXT2SPARQL:
+        return ("set_f_ndcg", "set_f")
     return ("macro_f1_qald", "macro_f1")
 
 

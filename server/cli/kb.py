@@ -16,8 +16,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kb = sub.add_parser("kb", help="load and list knowledge bases for answer matching")
     act = kb.add_subparsers(dest="kb_command", metavar="ACTION")
     act.required = True
-    load = act.add_parser("load", help="load an RDF file (Turtle, N-Triples, …) as a named KB")
-    load.add_argument("file", type=Path)
+    load = act.add_parser(
+        "load", help="load RDF files (Turtle, N-Triples, …) as a named KB, into one graph"
+    )
+    load.add_argument("file", type=Path, nargs="+")
     load.add_argument("--name", required=True, help="the KB's name (use it with --kb NAME)")
     load.add_argument("--json", action="store_true")
     load.set_defaults(func=run_load)
@@ -28,9 +30,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_load(ctx: Context, args: argparse.Namespace) -> int:
     """Load (or replace) a knowledge base."""
-    if not args.file.is_file():
-        raise CliError(f"{args.file}: no such file")
-    with progress_bar(args.file.stat().st_size, f"loading {args.file.name}") as advance:
+    for file in args.file:
+        if not file.is_file():
+            raise CliError(f"{file}: no such file")
+    size = sum(file.stat().st_size for file in args.file)
+    with progress_bar(size, f"loading {args.file[0].name}") as advance:
         info = load_kb(ctx.store, ctx.config.base_iri, args.file, args.name, progress=advance)
     if args.json:
         ctx.emit_json(asdict(info))

@@ -12,14 +12,21 @@ from evaluators.results import QA_TYPES
 from vocab.project import QAB
 
 
-def test_the_four_profiles_exist_with_distinct_vocabulary_terms() -> None:
-    assert list(PROFILES) == ["strict", "gerbil", "gerbil-legacy", "qald-classic"]
-    assert len({p.term for p in PROFILES.values()}) == 4
+def test_the_profiles_exist_with_distinct_vocabulary_terms() -> None:
+    assert list(PROFILES) == [
+        "strict", "gerbil", "gerbil-legacy", "qald-classic", "text2sparql", "text2sparql-corrected"
+    ]  # fmt: skip
+    assert len({p.term for p in PROFILES.values()}) == len(PROFILES)
     assert all(p.term in QAB for p in PROFILES.values())
+    assert [p.id for p in PROFILES.values() if p.is_text2sparql] == [
+        "text2sparql", "text2sparql-corrected"
+    ]  # fmt: skip
 
 
 def test_profile_rules() -> None:
-    strict, gerbil, legacy, classic = (profile(i) for i in PROFILES)
+    strict, gerbil, legacy, classic = (
+        profile(i) for i in ("strict", "gerbil", "gerbil-legacy", "qald-classic")
+    )
     assert strict.answers is AnswerMatching.STRICT and strict.markings is MarkingMode.STRICT
     assert not strict.classify_emerging and not strict.gerbil_answer_type
     assert gerbil.is_gerbil and legacy.is_gerbil and not strict.is_gerbil
