@@ -47,6 +47,7 @@ from evaluators.experiments.worker import (
     now,
 )
 from evaluators.knowledge.bases import KnowledgeBase, check_kb_url, kb_graph_of, open_kb
+from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.knowledge.execution import (
     EndpointExecutor,
     ExecutionLimits,
@@ -146,7 +147,7 @@ class ExperimentRunner:
 
     def _cache_key(self, spec: str) -> str:
         # a loaded KB is cached per load: reloading it gives the next experiments the new graph
-        if spec.startswith(("http://", "https://")):
+        if is_endpoint(spec):
             return spec
         graph = kb_graph_of(self.store, self.base, spec)
         return f"{spec}\n{graph.value if graph is not None else ''}"
@@ -182,7 +183,7 @@ class ExperimentRunner:
                 kb = self._kbs[key] = open_kb(
                     self.store, self.base, spec, timeout=self.limits.request_timeout_seconds
                 )
-        if spec.startswith(("http://", "https://")):
+        if is_endpoint(spec):
             return kb, model.KbDescription(public_url(spec), endpoint=public_url(spec))
         # a loaded KB has a version when its catalog entry states one
         versions = self.store.quads(
@@ -212,7 +213,7 @@ class ExperimentRunner:
             max_file_bytes=self.limits.max_file_bytes,
         )
         spec = self._kb_default if request.kb is None else request.kb.strip()
-        if spec.startswith(("http://", "https://")):
+        if is_endpoint(spec):
             check_kb_url(spec)
         _, kb = self._knowledge(spec)
         token = secrets.token_urlsafe(32)
@@ -337,7 +338,7 @@ class ExperimentRunner:
     def _use_kb(self, eid: str, spec: str) -> None:
         overview(self.store, self.base, eid)
         recorded = experiment_facts(self.store, self.base, eid).knowledge_base or ""
-        shown = public_url(spec) if spec.startswith(("http://", "https://")) else spec
+        shown = public_url(spec) if is_endpoint(spec) else spec
         if shown != recorded:
             raise KnowledgeBaseError(
                 f"Experiment {eid} was run with knowledge base {recorded or 'none'!r}, not "

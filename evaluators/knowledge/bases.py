@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from pyoxigraph import Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, RdfFormat
 
 from evaluators.errors import KnowledgeBaseError
-from evaluators.knowledge.endpoint import EndpointKnowledgeBase, with_known_prefixes
+from evaluators.knowledge.endpoint import EndpointKnowledgeBase, is_endpoint, with_known_prefixes
 from evaluators.model import AnswerSet, AnswerValue, Dataset
 from store import graphs
 from store.errors import StoreError
@@ -222,7 +222,7 @@ def open_kb(
     Raises:
         KnowledgeBaseError: if ``spec`` names no loaded knowledge base.
     """
-    if spec.startswith(("http://", "https://")):
+    if is_endpoint(spec):
         return EndpointKnowledgeBase(spec, timeout=timeout)
     graph = kb_graph_of(store, base, spec) if store is not None else None
     if store is None or graph is None:

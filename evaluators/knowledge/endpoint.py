@@ -21,6 +21,18 @@ from vocab.prefixes import KNOWLEDGE_BASES
 from vocab.standard import OWL, RDFS
 
 
+def is_endpoint(spec: str) -> bool:
+    """Return whether a knowledge-base spec names a SPARQL endpoint (an http(s) URL), not a
+    knowledge base loaded into the store (decided here alone).
+
+    >>> is_endpoint("https://dbpedia.org/sparql"), is_endpoint("HTTP://x.test")
+    (True, True)
+    >>> is_endpoint("dbpedia")
+    False
+    """
+    return spec[:8].lower().startswith(("http://", "https://"))
+
+
 def with_known_prefixes(sparql: str) -> str:
     """Return ``sparql`` preceded by PREFIX lines for ``KNOWLEDGE_BASES`` (its own ones win).
 

@@ -39,7 +39,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 
 from evaluators.errors import KnowledgeBaseError
 from evaluators.knowledge.bases import kb_graph_of
-from evaluators.knowledge.endpoint import answer_set_from_json, with_known_prefixes
+from evaluators.knowledge.endpoint import answer_set_from_json, is_endpoint, with_known_prefixes
 from evaluators.model import AnswerSet, AnswerValue, Question
 from evaluators.qa.markings import PARSER_LOCK
 from store.errors import StoreError
@@ -304,7 +304,7 @@ def open_executor(
     Raises:
         KnowledgeBaseError: if ``spec`` names no loaded knowledge base.
     """
-    if spec.startswith(("http://", "https://")):
+    if is_endpoint(spec):
         return EndpointExecutor(spec, limits)
     graph = kb_graph_of(store, base, spec) if store is not None else None
     if store is None or graph is None:

@@ -9,35 +9,16 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import replace
 from pathlib import Path
 
-from evaluators.datasets import library
 from evaluators.errors import EvaluationError
+from evaluators.evaluate import Evaluation, evaluate, read_gold
 from evaluators.experiments.plan import read_answers
-from evaluators.experiments.task import (
-    AskSettings,
-    Reply,
-    ScoreSettings,
-    ask_questions,
-    executing,
-    score_replies,
-)
-from evaluators.formats import parse_file
-from evaluators.knowledge.bases import open_kb
-from evaluators.knowledge.execution import (
-    EndpointExecutor,
-    ExecutionLimits,
-    QueryExecutor,
-    open_executor,
-)
-from evaluators.model import Dataset
+from evaluators.knowledge.endpoint import is_endpoint
+from evaluators.knowledge.execution import ExecutionLimits
 from evaluators.qa.profiles import PROFILES
-from evaluators.results import BIOASQ_PROFILE, MEASURES, EvaluationResult, to_json
-from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
-from evaluators.systems.protocol import RequestGate, public_url
+from evaluators.results import MEASURES, EvaluationResult, to_json
 from server.cli.context import CliError, Context
-from store.protocol import RdfStore
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,14 +67,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ev.set_defaults(func=run)
 
 
-def _gold(ctx: Context, ref: str) -> tuple[Dataset, str]:
-    path = Path(ref)
-    if path.is_file():
-        return parse_file(path, max_bytes=ctx.config.datasets.max_file_bytes), path.stem
-    info = library.resolve_version(ctx.store, ctx.config.base_iri, ref)
-    return library.read_dataset(ctx.store, info), f"{info.name}/v{info.version}"
-
-
 def _thresholds(specs: list[str]) -> list[tuple[str | None, str, float]]:
     out: list[tuple[str | None, str, float]] = []
     for spec in specs:
@@ -113,42 +86,6 @@ def _thresholds(specs: list[str]) -> list[tuple[str | None, str, float]]:
     return out
 
 
-def _replies(
-    ctx: Context, gold: Dataset, path: Path, language: str, executor: QueryExecutor | None
-) -> dict[str, Reply]:
-    """Replay the answers file through the experiments' asking path (no clock).
-
-    With an executor, SPARQL-only answers are run on its knowledge base first.
-    """
-    data = read_answers(path, ctx.config.datasets.max_file_bytes)
-    parsed = parse_answer_file(data, source=path.name, bioasq=gold.is_bioasq)
-    system = AnswerFileSystem(parsed.by_id())
-    settings = AskSettings(language=language, error_tolerance=1.0, concurrency=1, timed=False)
-    complete = executing(executor) if executor is not None else None
-    outcome = ask_questions(gold, system, RequestGate(1), settings, complete=complete)
-    return outcome.replies
-
-
-def _executor(ctx: Context, kb_spec: str, store: RdfStore | None) -> QueryExecutor:
-    ev = ctx.config.evaluation
-    limits = ExecutionLimits(
-        timeout_seconds=ev.query_timeout_seconds,
-        max_rows=ev.query_max_rows,
-        max_bytes=ev.max_response_bytes,
-    )
-    executor = open_executor(store, ctx.config.base_iri, kb_spec, limits)
-    if isinstance(executor, EndpointExecutor):
-        executor.description = public_url(kb_spec)
-    return executor
-
-
-def _unknown_ids(ctx: Context, gold: Dataset, path: Path) -> tuple[str, ...]:
-    data = read_answers(path, ctx.config.datasets.max_file_bytes)
-    parsed = parse_answer_file(data, source=path.name, bioasq=gold.is_bioasq)
-    known = {q.id for q in gold.questions}
-    return tuple(dict.fromkeys(q.id for q in parsed.questions if q.id not in known))
-
-
 def run(ctx: Context, args: argparse.Namespace) -> int:
     """Evaluate and print; return 1 when a --fail-under threshold is missed (or undefined).
 
@@ -157,35 +94,32 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     stderr; with ``--json`` stdout holds exactly one JSON document.
     """
     thresholds = _thresholds(args.fail_under)
-    gold, label = _gold(ctx, args.dataset)
-    if gold.is_bioasq:
-        profile = BIOASQ_PROFILE
-    else:
-        profile = args.profile or ctx.config.evaluation.default_profile
-        if profile not in PROFILES:
-            raise CliError(f"--profile {profile!r}: expected one of {', '.join(PROFILES)}")
-    kb = None
-    executor = None
-    kb_spec = args.kb if args.kb is not None else ctx.config.evaluation.kb
-    if kb_spec and not gold.is_bioasq:
-        store = None if kb_spec.startswith(("http://", "https://")) else ctx.store
-        kb = open_kb(store, ctx.config.base_iri, kb_spec)
-        if ctx.config.evaluation.execute_queries and not args.no_execute:
-            executor = _executor(ctx, kb_spec, store)
-    replies = _replies(ctx, gold, args.answers, args.language, executor)
-    settings = ScoreSettings(
+    ev = ctx.config.evaluation
+    gold, label = read_gold(
+        lambda: ctx.store, ctx.config.base_iri, args.dataset, ctx.config.datasets.max_file_bytes
+    )
+    profile = args.profile or ev.default_profile
+    if not gold.is_bioasq and profile not in PROFILES:
+        raise CliError(f"--profile {profile!r}: expected one of {', '.join(PROFILES)}")
+    kb_spec = args.kb if args.kb is not None else ev.kb
+    settings = Evaluation(
         profile=profile,
         language=args.language,
-        dataset_label=label,
-        kb=kb,
-        bootstrap_samples=ctx.config.evaluation.bootstrap_samples,
+        kb=kb_spec or "",
+        execute=ev.execute_queries and not args.no_execute,
+        limits=ExecutionLimits(
+            timeout_seconds=ev.query_timeout_seconds,
+            max_rows=ev.query_max_rows,
+            max_bytes=ev.max_response_bytes,
+        ),
+        bootstrap_samples=ev.bootstrap_samples,
         bioasq_version=args.bioasq_version,
+        label=label,
+        store=None if not kb_spec or is_endpoint(kb_spec) else ctx.store,
+        base=ctx.config.base_iri,
     )
-    result = score_replies(gold, replies, settings)
-    result = _with_execution_notes(result, replies)
-    unknown = _unknown_ids(ctx, gold, args.answers)
-    if unknown and not gold.is_bioasq:
-        result = replace(result, unknown_ids=unknown)
+    answers = read_answers(args.answers, ctx.config.datasets.max_file_bytes)
+    result = evaluate(gold, answers, settings, source=args.answers.name)
     checked = _check_thresholds(result, thresholds)
     missed = [c for c in checked if not c["passed"]]
     if args.json:
@@ -200,21 +134,6 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         shown = "undefined" if c["value"] is None else f"{c['value']:.4f}"
         print(f"qabench: {c['measure']} = {shown} < {c['threshold']}", file=sys.stderr)
     return 1 if missed else 0
-
-
-def _with_execution_notes(result: EvaluationResult, replies: dict[str, Reply]) -> EvaluationResult:
-    """Add to the notes how many SPARQL-only answers were run, and what went wrong."""
-    ran = [r for r in replies.values() if r.executed is not None]
-    if not ran:
-        return result
-    failed = [r for r in ran if r.execution_problem is not None]
-    notes = [
-        f"{len(ran)} SPARQL-only answer(s) scored on the results of their query, run on "
-        f"{ran[0].executed}"
-    ]
-    for r in failed[:20]:
-        notes.append(f"question {r.question_id}: {r.execution_problem}")
-    return replace(result, notes=(*result.notes, *notes))
 
 
 def _check_thresholds(

@@ -17,6 +17,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from evaluators.knowledge.bases import kb_graph_of
+from evaluators.knowledge.endpoint import is_endpoint
 from rag.answering.snippets import Snippet, bioasq_snippet, extract_snippets
 from rag.corpus.article import Article, Deletion, articles_from_records
 from rag.corpus.kb_abstracts import endpoint_abstracts, store_abstracts
@@ -286,7 +287,7 @@ def _bounded(option: str, value: int, high: int) -> int:
 
 
 def _kb_articles(ctx: Context, spec: str, language: str) -> Iterator[Article]:
-    if spec.startswith(("http://", "https://")):
+    if is_endpoint(spec):
         records = endpoint_abstracts(spec, language)
     else:
         graph = kb_graph_of(ctx.store, ctx.config.base_iri, spec)

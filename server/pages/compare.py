@@ -28,25 +28,18 @@ from evaluators.errors import EvaluationError
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
 from evaluators.model import question_order
-from evaluators.reports.comparisons import PAIRWISE_ITERATIONS
+from evaluators.reports.comparisons import PAIRWISE_ITERATIONS, compare_pair, test_systems
 from evaluators.reports.headline import Ranked, is_sanity, rank, ranking_measures
 from evaluators.reports.render import Cell, Table, to_csv
 from evaluators.results import (
     MEASURES,
-    EvaluationResult,
-    ExperimentTypeResult,
     MeasureValue,
-    QuestionScore,
 )
 from evaluators.significance import (
     FriedmanTest,
     Interval,
     PairwiseTest,
     RandomisationTest,
-    bootstrap_interval,
-    compare_runs,
-    friedman,
-    pairwise,
 )
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import href
@@ -137,18 +130,12 @@ def _task(svc: Services, vis: Visibility, ref: str, which: str) -> tuple[TaskSum
     return task, graph
 
 
-def _result(task: TaskSummary, kind: str, values: list[QuestionValues]) -> EvaluationResult:
-    scores = tuple(QuestionScore(v.id, v.values) for v in values)
-    typed = ExperimentTypeResult(kind, (), scores)
-    return EvaluationResult(task.plan.dataset, task.plan.profile, task.plan.language, 0, (typed,))
-
-
 def _f1(values: list[QuestionValues]) -> dict[str, float]:
     return {v.id: v.value("f1") or 0.0 for v in values}
 
 
 def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> Comparison:
-    """Compare two visible tasks on one experiment type.
+    """Compare two visible tasks on one experiment type (``compare_pair`` does the statistics).
 
     Raises:
         Problem: 404 for an unknown or invisible task; 400 for tasks on different dataset
@@ -165,24 +152,20 @@ def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> 
             "question by question.",
         )
     term = cube.experiment_type_term(svc.base, kind)
-    samples = svc.config.evaluation.bootstrap_samples
     values_a = question_values(svc.store, graph_a, NamedNode(task_a.iri), term)
     values_b = question_values(svc.store, graph_b, NamedNode(task_b.iri), term)
     if not values_a or not values_b:
         raise Problem(400, f"Both tasks need per-question {kind} results to be compared.")
     try:
-        test = compare_runs(
-            _result(task_a, kind, values_a),
-            _result(task_b, kind, values_b),
-            experiment_type=kind,
-            measure="f1",
+        pair = compare_pair(
+            _f1(values_a),
+            _f1(values_b),
             iterations=ITERATIONS,
+            samples=svc.config.evaluation.bootstrap_samples,
             seed=SEED,
         )
     except EvaluationError as exc:
         raise Problem(400, str(exc)) from exc
-    f1_a, f1_b = _f1(values_a), _f1(values_b)
-    ids = sorted(f1_a, key=question_order)
     version = graphs.dataset_graph(svc.base, *version_a)
     nodes = {v.id: v.question for v in values_a}
     texts = question_texts(
@@ -192,26 +175,22 @@ def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> 
         task_a.plan.language,
     )
 
-    def link(qid: str) -> QuestionLink:
-        node = nodes[qid]
-        return QuestionLink(qid, href(node.value, svc.base), texts.get(node.value, ""))
-
-    def group(want_a: bool, want_b: bool) -> tuple[QuestionLink, ...]:
+    def links(ids: tuple[str, ...]) -> tuple[QuestionLink, ...]:
         return tuple(
-            link(q) for q in ids if (f1_a[q] == 1.0) == want_a and (f1_b[q] == 1.0) == want_b
+            QuestionLink(q, href(nodes[q].value, svc.base), texts.get(nodes[q].value, ""))
+            for q in ids
         )
 
-    deltas = [f1_a[q] - f1_b[q] for q in ids]
     return Comparison(
-        _side(a, task_a, [f1_a[q] for q in ids], samples),
-        _side(b, task_b, [f1_b[q] for q in ids], samples),
+        Side(a, task_a, NamedNode(task_a.iri), pair.means[0], pair.intervals[0]),
+        Side(b, task_b, NamedNode(task_b.iri), pair.means[1], pair.intervals[1]),
         kind,
-        group(True, True),
-        group(True, False),
-        group(False, True),
-        group(False, False),
-        test,
-        bootstrap_interval(deltas, samples=samples, seed=SEED),
+        links(pair.both),
+        links(pair.only_first),
+        links(pair.only_second),
+        links(pair.neither),
+        pair.test,
+        pair.difference,
         compare_query((graph_a, NamedNode(task_a.iri)), (graph_b, NamedNode(task_b.iri)), term),
     )
 
@@ -224,12 +203,6 @@ def compare_query(
     values = "VALUES (?graphA ?taskA ?graphB ?taskB ?type) { ("
     values += " ".join(str(t) for t in terms) + ") }"
     return queries.load("page_compare").replace("#BINDINGS#", values)
-
-
-def _side(ref: str, task: TaskSummary, scores: list[float], samples: int) -> Side:
-    mean = sum(scores) / len(scores) if scores else 0.0
-    interval = bootstrap_interval(scores, samples=samples, seed=SEED)
-    return Side(ref, task, NamedNode(task.iri), mean, interval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,15 +277,21 @@ def compare_many(
         label=lambda m: m.ref,
         sanity=lambda m: m.sanity,
     )
-    ids = sorted(set.intersection(*(set(s) for _, s in members)), key=question_order)
     tested = tuple(m for _, m in ranked.ranked)
     by_ref = {m.ref: s for m, s in members}
-    matrix = [[by_ref[m.ref][q] for q in ids] for m in tested]
-    test = friedman(matrix) if len(tested) >= 2 and ids else None
-    pairs = tuple(pairwise(matrix, iterations=PAIRWISE_ITERATIONS, seed=SEED)) if test else ()
+    # Every member's questions: the table shows them all, the tests use the ranked ones.
+    ids = tuple(sorted(set.intersection(*(set(s) for _, s in members)), key=question_order))
+    found = test_systems(
+        [by_ref[m.ref] for m in tested],
+        iterations=PAIRWISE_ITERATIONS,
+        seed=SEED,
+        max_pairwise=MAX_TASKS,
+    )
     order = tuple(m for m, _ in members)
     scores = {q: tuple(by_ref[m.ref].get(q, 0.0) for m in order) for q in ids}
-    return ManyComparison(kind, ranking, ranked, tested, test, pairs, tuple(ids), scores, order)
+    return ManyComparison(
+        kind, ranking, ranked, tested, found.friedman, found.pairs, ids, scores, order
+    )
 
 
 def comparison_csv(many: ManyComparison) -> str:

@@ -11,13 +11,12 @@ cost follows the tasks on the board), never graphs a token opened; the SPARQL qu
 gives the same rows over the public endpoint. The page draws the
 ranking as an inline SVG bar chart and links every row to its experiment and task, and to the
 SPARQL query behind the table; ``Accept: text/csv`` (or ``?format=csv``) gives the board as CSV.
-Ranking itself is pure (``best_per_system``, ``board``), so other lists can reuse it.
+Ranking itself is pure (``evaluators.reports.leaderboard``), so other lists can reuse it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from flask import Blueprint, Response, render_template, request
@@ -27,14 +26,14 @@ from evaluators import cube
 from evaluators.datasets.library import list_versions
 from evaluators.experiments.results import type_name
 from evaluators.qa.profiles import PROFILE_TERMS
-from evaluators.reports.headline import Ranked, best_of, headline, is_sanity, rank, ranking_measures
-from evaluators.reports.render import Cell, Table, to_csv
+from evaluators.reports.headline import Ranked, headline, ranking_measures
+from evaluators.reports.leaderboard import Entry, best_per_system, board, board_table, entry_json
+from evaluators.reports.render import to_csv
 from evaluators.results import (
     BIOASQ_PROFILE,
     BIOASQ_TYPES,
     EXPERIMENT_TYPES,
     MEASURES,
-    MeasureValue,
 )
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.pages.charts import bar_chart
@@ -54,77 +53,6 @@ BOARD_FORMATS = (HTML, CSV, JSON_REPORT)
 
 _PROFILE_BY_TERM = {term.value: name for name, term in PROFILE_TERMS.items()}
 ANY = "any"
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """A system's best task on the board."""
-
-    system: str
-    label: str
-    first: float | None
-    second: float | None
-    task: str
-    experiment: str | None
-    created: str | None
-    language: str
-    profile: str
-    tasks: int
-    sanity: bool = False
-
-
-def best_per_system(rows: Iterable[dict[str, str]], ranking: tuple[str, str]) -> list[Entry]:
-    """Return each system's best task by the two ranking measures (unordered).
-
-    Args:
-        rows: query rows with ``task``, ``system``, ``measure`` (an id) and ``value``, plus
-            optional ``label``, ``experiment``, ``created``, ``language``, ``profile``, and the
-            system configuration's ``kind`` and ``builtin`` (sanity systems are marked).
-        ranking: the deciding and the tie-breaking measure ids.
-    """
-    tasks: dict[str, dict[str, str]] = {}
-    values: dict[str, dict[str, float]] = {}
-    for row in rows:
-        tasks.setdefault(row["task"], row)
-        values.setdefault(row["task"], {})[row["measure"]] = float(row["value"])
-    by_system: dict[str, list[str]] = {}
-    for task, row in tasks.items():
-        by_system.setdefault(row["system"], []).append(task)
-
-    def pair(task: str) -> tuple[float | None, float | None]:
-        found = values[task]
-        return found.get(ranking[0]), found.get(ranking[1])
-
-    entries = []
-    for system, owned in by_system.items():
-        best = best_of(sorted(owned), pair)
-        row, found = tasks[best], values[best]
-        entries.append(
-            Entry(
-                system,
-                row.get("label") or system.rsplit("/", 1)[-1],
-                found.get(ranking[0]),
-                found.get(ranking[1]),
-                best,
-                row.get("experiment"),
-                row.get("created"),
-                row.get("language", ""),
-                row.get("profile", ""),
-                len(owned),
-                is_sanity(row.get("kind"), row.get("builtin")),
-            )
-        )
-    return entries
-
-
-def board(entries: Iterable[Entry]) -> Ranked[Entry]:
-    """Rank entries best first (ties share a rank); sanity systems apart, unranked."""
-    return rank(
-        entries,
-        values=lambda e: (e.first, e.second),
-        label=lambda e: e.label,
-        sanity=lambda e: e.sanity,
-    )
 
 
 def _type_term(svc: Services, raw: str) -> tuple[str, NamedNode]:
@@ -205,51 +133,6 @@ def _profile_and_ranking(svc: Services, kind: str) -> tuple[str, tuple[str, str]
     return profile, ranking
 
 
-def board_table(ranked: Ranked[Entry], ranking: tuple[str, str]) -> Table:
-    """Return the board as a table (its CSV form): ranked systems, then sanity checks."""
-    rows: list[tuple[Cell, ...]] = []
-    listed = [(str(n), e) for n, e in ranked.ranked] + [("", e) for e in ranked.sanity]
-    for position, e in listed:
-        rows.append(
-            (
-                position,
-                e.label,
-                "yes" if e.sanity else "no",
-                _value(ranking[0], e.first),
-                _value(ranking[1], e.second),
-                e.language,
-                e.profile,
-                e.experiment,
-                e.task,
-                str(e.tasks),
-            )
-        )
-    headings = (
-        "Rank", "System", "Sanity check", MEASURES[ranking[0]].label,
-        MEASURES[ranking[1]].label, "Language", "Profile", "Experiment", "Task", "Tasks",
-    )  # fmt: skip
-    return Table("Leaderboard", headings, tuple(rows))
-
-
-def _entry_json(e: Entry, position: int | None, ranking: tuple[str, str]) -> dict[str, object]:
-    return {
-        "rank": position,
-        "system": e.system,
-        "label": e.label,
-        ranking[0]: e.first,
-        ranking[1]: e.second,
-        "task": e.task,
-        "experiment": e.experiment,
-        "language": e.language,
-        "profile": e.profile,
-        "tasks": e.tasks,
-    }
-
-
-def _value(measure: str, value: float | None) -> MeasureValue:
-    return MeasureValue(measure, value, None if value is not None else "not reported")
-
-
 @dataclass(frozen=True, slots=True)
 class Board:
     """A leaderboard as loaded for one request: its parameters, ranking and query."""
@@ -304,8 +187,8 @@ def _board_json(_reader: Reader, found: Board) -> str:
         "type": found.kind,
         "profile": found.profile,
         "ranking": list(ranking),
-        "entries": [_entry_json(e, n, ranking) for n, e in found.ranked.ranked],
-        "sanity_checks": [_entry_json(e, None, ranking) for e in found.ranked.sanity],
+        "entries": [entry_json(e, n, ranking) for n, e in found.ranked.ranked],
+        "sanity_checks": [entry_json(e, None, ranking) for e in found.ranked.sanity],
     }
     return json.dumps(doc, ensure_ascii=False)
 

@@ -129,3 +129,36 @@ def test_pairwise_tests_every_pair_and_is_repeatable() -> None:
     assert first[0].test.p_value < 0.01 and first[0].adjusted_p <= 1.0
     assert all(p.adjusted_p >= p.test.p_value for p in first)
     assert pairwise([strong, weak, mid], iterations=500, seed=3) == first
+
+
+def _plain_loop_p(a: list[float], b: list[float], iterations: int, seed: int) -> float:
+    """The randomisation test as a plain loop over the same draws (the reference)."""
+    import math
+    import random
+
+    deltas = [x - y for x, y in zip(a, b, strict=True)]
+    observed = abs(math.fsum(deltas))
+    rng = random.Random(seed)
+    at_least = 0
+    for _ in range(iterations):
+        bits = rng.getrandbits(len(a))
+        total = math.fsum(-d if (bits >> i) & 1 else d for i, d in enumerate(deltas))
+        at_least += abs(total) >= observed - 1e-12
+    return (at_least + 1) / (iterations + 1)
+
+
+def test_vectorised_randomisation_equals_the_plain_loop() -> None:
+    import random
+
+    rng = random.Random(11)
+    cases = 0
+    for trial in range(60):
+        n = rng.choice([1, 2, 7, 8, 9, 64, 65, 408])
+        scores = [0.0, 0.25, 1 / 3, 0.5, 2 / 3, 1.0]
+        a = [rng.choice(scores) for _ in range(n)]
+        b = [rng.choice(scores) for _ in range(n)]
+        iterations = rng.choice([1, 50, 300])
+        found = approximate_randomisation(a, b, iterations=iterations, seed=trial).p_value
+        assert found == _plain_loop_p(a, b, iterations, trial), (n, iterations, trial)
+        cases += 1
+    assert cases == 60

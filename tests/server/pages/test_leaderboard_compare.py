@@ -209,7 +209,7 @@ def _row(task: str, system: str, measure: str, value: float) -> dict[str, str]:
 
 
 def test_best_per_system_ranks_by_macro_then_micro_f1() -> None:
-    from server.pages.leaderboard import best_per_system, board
+    from evaluators.reports.leaderboard import best_per_system, board
 
     rows = [
         _row("t1", "A", "macro_f1", 0.5),

@@ -1,0 +1,157 @@
+"""``evaluate``: score one answers file against a dataset, the recipe behind ``qabench evaluate``.
+
+The small public entry point of the benchmark (as ``ranx.evaluate`` is of ranx): give the gold
+dataset and the bytes of a system's answers file, get an ``EvaluationResult``. The answers are
+parsed once and replayed through the experiments' own path (``evaluators.experiments.task``:
+``ask_questions`` then ``score_replies``), so the numbers equal those of an experiment run with
+the same inputs and profile. QA data is scored under the chosen profile, BioASQ data always
+under the official ``bioasq`` rules. With a knowledge base (a loaded KB's name, or a SPARQL
+endpoint URL), sameAs and label lookups use it, and SPARQL-only answers (a query, no answers)
+are run on it first unless ``execute`` is off; the result's notes say how many were run and
+what went wrong. Answer ids that match no question are reported in ``unknown_ids``.
+
+>>> from evaluators.formats import parse_bytes
+>>> from pathlib import Path
+>>> examples = Path(__file__).parent.parent / "server" / "examples"
+>>> gold = parse_bytes((examples / "example-questions.json").read_bytes(), source="gold.json")
+>>> answers = (examples / "example-answers.json").read_bytes()
+>>> result = evaluate(gold, answers, Evaluation(profile="strict"))
+>>> round(result.get("QA").value("macro_f1"), 4)
+0.5625
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from evaluators.datasets import library
+from evaluators.experiments.task import (
+    AskSettings,
+    Reply,
+    ScoreSettings,
+    ask_questions,
+    executing,
+    score_replies,
+)
+from evaluators.formats import parse_file
+from evaluators.knowledge.bases import KnowledgeBase, open_kb
+from evaluators.knowledge.endpoint import is_endpoint
+from evaluators.knowledge.execution import (
+    EndpointExecutor,
+    ExecutionLimits,
+    QueryExecutor,
+    open_executor,
+)
+from evaluators.model import Dataset
+from evaluators.results import BIOASQ_PROFILE, EvaluationResult
+from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
+from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
+from evaluators.systems.protocol import RequestGate, public_url
+from store.protocol import RdfStore
+
+# Problems of SPARQL-only answers listed in the notes at most.
+MAX_EXECUTION_NOTES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """How to score: profile, language, knowledge base, and the bounds of running queries.
+
+    ``kb`` is a loaded knowledge base's name or an http(s) SPARQL endpoint URL ('' for none);
+    ``store`` and ``base`` are needed for a loaded one.
+    """
+
+    profile: str = "strict"
+    language: str = "en"
+    kb: str = ""
+    execute: bool = True
+    limits: ExecutionLimits = field(default_factory=ExecutionLimits)
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES
+    bioasq_version: int = 8
+    label: str = ""
+    store: RdfStore | None = None
+    base: str = ""
+
+
+def read_gold(
+    store: Callable[[], RdfStore], base: str, ref: str, max_bytes: int
+) -> tuple[Dataset, str]:
+    """Return the dataset ``ref`` names (a file, else ``NAME[@N]`` of a loaded one) and its label.
+
+    ``store`` opens the store, only when a loaded dataset is named.
+
+    Raises:
+        EvaluationError: (a subclass) for an unreadable file or an unknown dataset.
+    """
+    path = Path(ref)
+    if path.is_file():
+        return parse_file(path, max_bytes=max_bytes), path.stem
+    opened = store()
+    info = library.resolve_version(opened, base, ref)
+    return library.read_dataset(opened, info), f"{info.name}/v{info.version}"
+
+
+def knowledge(spec: str, settings: Evaluation) -> tuple[KnowledgeBase | None, QueryExecutor | None]:
+    """Return the knowledge base ``spec`` names and, when queries are run, its executor.
+
+    Raises:
+        KnowledgeBaseError: if ``spec`` names no loaded knowledge base.
+    """
+    if not spec:
+        return None, None
+    store = None if is_endpoint(spec) else settings.store
+    kb = open_kb(store, settings.base, spec)
+    if not settings.execute:
+        return kb, None
+    executor = open_executor(store, settings.base, spec, settings.limits)
+    if isinstance(executor, EndpointExecutor):
+        executor.description = public_url(spec)
+    return kb, executor
+
+
+def evaluate(
+    gold: Dataset, answers: bytes, settings: Evaluation, *, source: str = "answers"
+) -> EvaluationResult:
+    """Score an answers file (its bytes) against ``gold``.
+
+    Raises:
+        AnswerFileError: if the answers cannot be parsed or do not fit the dataset.
+        KnowledgeBaseError: if ``settings.kb`` names no knowledge base.
+    """
+    parsed = parse_answer_file(answers, source=source, bioasq=gold.is_bioasq)
+    kb, executor = knowledge("" if gold.is_bioasq else settings.kb, settings)
+    ask = AskSettings(language=settings.language, error_tolerance=1.0, concurrency=1, timed=False)
+    complete = executing(executor) if executor is not None else None
+    system = AnswerFileSystem(parsed.by_id())
+    replies = ask_questions(gold, system, RequestGate(1), ask, complete=complete).replies
+    scoring = ScoreSettings(
+        profile=BIOASQ_PROFILE if gold.is_bioasq else settings.profile,
+        language=settings.language,
+        dataset_label=settings.label or gold.source_id or "dataset",
+        kb=kb,
+        bootstrap_samples=settings.bootstrap_samples,
+        bioasq_version=settings.bioasq_version,
+    )
+    result = _with_execution_notes(score_replies(gold, replies, scoring), replies)
+    known = {q.id for q in gold.questions}
+    unknown = tuple(dict.fromkeys(q.id for q in parsed.questions if q.id not in known))
+    if unknown and not gold.is_bioasq:
+        result = replace(result, unknown_ids=unknown)
+    return result
+
+
+def _with_execution_notes(result: EvaluationResult, replies: dict[str, Reply]) -> EvaluationResult:
+    """Add to the notes how many SPARQL-only answers were run, and what went wrong."""
+    ran = [r for r in replies.values() if r.executed is not None]
+    if not ran:
+        return result
+    failed = [r for r in ran if r.execution_problem is not None]
+    notes = [
+        f"{len(ran)} SPARQL-only answer(s) scored on the results of their query, run on "
+        f"{ran[0].executed}"
+    ]
+    for r in failed[:MAX_EXECUTION_NOTES]:
+        notes.append(f"question {r.question_id}: {r.execution_problem}")
+    return replace(result, notes=(*result.notes, *notes))
