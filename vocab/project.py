@@ -248,6 +248,7 @@ INDIVIDUALS = [
     "StrictProfile",
     "GerbilProfile",
     "GerbilLegacyProfile",
+    "Gerbil2018Profile",
     "QaldClassicProfile",
     "BioasqProfile",
     "Text2SparqlProfile",

@@ -77,6 +77,7 @@ class Lookups:
         self.kb = kb
         self.language = language
         self.failures = 0
+        self.merged = 0  # GERBIL: system answers counted once with another (same sameAs set)
         self._same: dict[str, frozenset[str]] = {}
         self._gerbil: dict[str, frozenset[str]] = {}
         self._labels: dict[tuple[str, str], frozenset[str]] = {}

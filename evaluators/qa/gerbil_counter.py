@@ -1,17 +1,29 @@
-"""GERBIL QA's answer counter (``QAMatchingsCounter``), as it behaves today and before 2024.
+"""GERBIL QA's answer counter (``QAMatchingsCounter``) in the three forms it had since 2018.
 
 A string phase, then URI-set overlap of resource annotations with owl:sameAs closure of the
 *system* URIs only; unmatched system strings become annotations (a URL as such, otherwise through
-a label lookup, otherwise the literal itself). ``legacy=True`` gives the matching before
-September 2024: unmatched gold strings are forced too, string-phase false negatives are dropped
-and two emerging entities (outside the well-known KBs) always match. Pure given a ``Lookups``.
+a label lookup, otherwise the literal itself). Before the counter, GERBIL's ``ExperimentTask``
+expands every system resource with its sameAs set and puts the answers into a set whose
+equality is the URI set, so two answers that expand to the same set count once
+(``gerbil_system``). The ``Era`` says which counter (dates from GERBIL's history):
+
+* ``Y2018`` (commit cd19d387, 2018-04-16, to 846b3f12, 2019-06-21): an answer set is a set of
+  resources only if Apache's ``UrlValidator`` accepts every answer; string-phase false negatives
+  count; unmatched gold strings stay strings; annotations are classified InKB/EE and any two
+  emerging entities (outside the well-known KBs) match.
+* ``Y2019`` ("fixed #322", 846b3f12, to f42aa4f9, 2024-09-05): unmatched gold strings are forced
+  into annotations too and string-phase false negatives are dropped; InKB/EE as in 2018.
+* ``Y2024`` (f42aa4f9 on): as 2018 on strings, but annotations match by URI overlap only.
+
+Pure given a ``Lookups``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from evaluators.metrics import Counts
 from evaluators.model import AnswerReading, AnswerSet
@@ -29,6 +41,23 @@ WELL_KNOWN_KBS = (
 )
 
 
+class Era(StrEnum):
+    """Which of GERBIL QA's answer counters (see the module docstring for the commits)."""
+
+    Y2018 = "2018"
+    Y2019 = "2019"
+    Y2024 = "2024"
+
+    @property
+    def iri_test(self) -> Callable[[str], bool]:
+        """Return the test that makes an answer set a set of resources (every answer passes).
+
+        Until July 2019 GERBIL's ``QAUtils`` asked Apache's ``UrlValidator``; since then an
+        answer must look like an IRI.
+        """
+        return is_url if self is Era.Y2018 else is_gerbil_iri
+
+
 @dataclass(frozen=True, slots=True)
 class Meaning:
     """A GERBIL annotation: what was written, the URIs it stands for, and how it was made."""
@@ -40,22 +69,30 @@ class Meaning:
 
 @dataclass(frozen=True, slots=True)
 class GerbilAnswers:
-    """An answer set as GERBIL's counter sees it: plain strings and resource annotations."""
+    """An answer set as GERBIL's counter sees it: plain strings and resource annotations.
+
+    ``merged`` holds the system answers counted once with an earlier annotation because both
+    expand to the same owl:sameAs set (they are shown, never counted).
+    """
 
     strings: tuple[str, ...] = ()
     annotations: tuple[Meaning, ...] = ()
+    merged: tuple[str, ...] = ()
 
 
 def gerbil_gold(
-    answers: Sequence[AnswerSet] | None, reading: AnswerReading = AnswerReading.UNION
+    answers: Sequence[AnswerSet] | None,
+    reading: AnswerReading = AnswerReading.UNION,
+    *,
+    era: Era = Era.Y2024,
 ) -> GerbilAnswers:
     """Return gold answers: all annotations if every answer looks like an IRI, else all strings.
 
     As GERBIL's loader (NLIWOD ``EJQuestionFactory``), a result's boolean and its binding values
-    both count (``AnswerReading.UNION``).
+    both count (``AnswerReading.UNION``). ``era`` chooses the IRI test (``Era.iri_test``).
     """
     strings = answer_strings(answers, reading)
-    if strings and all(is_gerbil_iri(s) for s in strings):
+    if strings and all(era.iri_test(s) for s in strings):
         return GerbilAnswers((), tuple(Meaning(s, frozenset({s})) for s in strings))
     return GerbilAnswers(strings, ())
 
@@ -64,13 +101,30 @@ def gerbil_system(
     answers: Sequence[AnswerSet] | None,
     lookups: Lookups,
     reading: AnswerReading = AnswerReading.UNION,
+    *,
+    era: Era = Era.Y2024,
 ) -> GerbilAnswers:
-    """Return system answers: IRIs (or URL strings) as owl:sameAs-expanded annotations."""
+    """Return system answers: IRIs (or URL strings) as owl:sameAs-expanded annotations.
+
+    GERBIL reads a system's answer set like a gold one (all resources if every answer passes
+    ``era.iri_test``), then its ``ExperimentTask`` turns every URL string into a resource,
+    expands each resource with the owl:sameAs closure (static retrievers and the knowledge base)
+    and keeps the answers in a set whose equality is that closure: two answers that expand to
+    the same set are one (the second goes to ``merged``).
+    """
     strings = answer_strings(answers, reading)
-    every_iri = bool(strings) and all(is_gerbil_iri(s) for s in strings)
+    every_iri = bool(strings) and all(era.iri_test(s) for s in strings)
     kept = tuple(s for s in strings if not every_iri and not is_url(s))
-    resources = [s for s in strings if every_iri or is_url(s)]
-    return GerbilAnswers(kept, tuple(Meaning(s, lookups.gerbil_expand(s)) for s in resources))
+    meanings: dict[frozenset[str], Meaning] = {}
+    merged: list[str] = []
+    for text in (s for s in strings if every_iri or is_url(s)):
+        uris = lookups.gerbil_expand(text)
+        if uris in meanings:
+            merged.append(text)
+        else:
+            meanings[uris] = Meaning(text, uris)
+    lookups.merged += len(merged)
+    return GerbilAnswers(kept, tuple(meanings.values()), tuple(merged))
 
 
 def _forced(text: str, lookups: Lookups) -> list[Meaning]:
@@ -134,14 +188,16 @@ def _meaning_rule(gold: Meaning, system: Meaning) -> Rule:
 
 
 def gerbil_count(
-    gold: GerbilAnswers, system: GerbilAnswers, lookups: Lookups, *, legacy: bool = False
+    gold: GerbilAnswers, system: GerbilAnswers, lookups: Lookups, *, era: Era = Era.Y2024
 ) -> Comparison:
-    """Count one question as GERBIL QA's ``QAMatchingsCounter`` does (see the module docstring).
+    """Count one question as GERBIL QA's ``QAMatchingsCounter`` of ``era`` does.
 
     Returns:
-        TP = string matches + annotation matches, FN = unmatched gold strings (not in legacy) +
-        unmatched gold annotations, FP = unmatched system annotations (forced strings included).
+        TP = string matches + annotation matches, FN = unmatched gold strings (not in
+        ``Era.Y2019``) + unmatched gold annotations, FP = unmatched system annotations (forced
+        strings included).
     """
+    legacy = era is Era.Y2019
     gold_strings = set(gold.strings)
     matched = [s for s in system.strings if s in gold_strings]
     matches = [Match(s, s, Rule.EXACT) for s in matched]
@@ -155,7 +211,7 @@ def gerbil_count(
         done = set(matched)
         gold_meanings += [m for s in gold.strings if s not in done for m in _forced(s, lookups)]
         string_fn = 0
-    pairs = greedy_meanings(gold_meanings, system_meanings, emerging=legacy)
+    pairs = greedy_meanings(gold_meanings, system_meanings, emerging=era is not Era.Y2024)
     matches += [Match(gold_meanings[i].text, system_meanings[j].text, r) for i, j, r in pairs]
     counts = Counts(
         len(matched) + len(pairs),
@@ -163,5 +219,5 @@ def gerbil_count(
         string_fn + len(gold_meanings) - len(pairs),
     )
     shown_gold = (*gold.strings, *(m.text for m in gold.annotations))
-    shown_system = (*system.strings, *(m.text for m in system.annotations))
+    shown_system = (*system.strings, *(m.text for m in system.annotations), *system.merged)
     return Comparison(counts, shown_gold, shown_system, tuple(matches))

@@ -1,10 +1,11 @@
 """Scoring profiles: named, documented sets of matching and scoring rules.
 
 ``strict`` is the default; ``gerbil`` reproduces GERBIL QA as it behaves today, ``gerbil-legacy``
-its answer matching before September 2024 (the published QALD-8/9/10 numbers),
-``qald-classic`` the classic QALD evaluation script, ``text2sparql`` the official TEXT2SPARQL'25
-evaluation and ``text2sparql-corrected`` the same measures with its flaws fixed.
-docs/scoring.md lists every difference.
+its answer matching from June 2019 to September 2024 (QALD-9-plus and QALD-10), ``gerbil-2018``
+the counter of 2018 to June 2019 (the QALD-8 and QALD-9 challenges), ``qald-classic`` the
+classic QALD evaluation script, ``text2sparql`` the official TEXT2SPARQL'25 evaluation and
+``text2sparql-corrected`` the same measures with its flaws fixed. docs/scoring.md lists every
+difference and which profile reproduces which published era.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pyoxigraph import NamedNode
 
 from evaluators.errors import UnknownSubExperimentError
 from evaluators.model import AnswerReading
+from evaluators.qa.gerbil_counter import Era
 from evaluators.qa.markings import MarkingMode
 from evaluators.results import BIOASQ_PROFILE, QA, QA_TYPES
 from vocab.project import QAB
@@ -27,6 +29,7 @@ class AnswerMatching(StrEnum):
     STRICT = "strict"
     GERBIL = "gerbil"
     GERBIL_LEGACY = "gerbil-legacy"
+    GERBIL_2018 = "gerbil-2018"
     QALD_CLASSIC = "qald-classic"
     TEXT2SPARQL = "text2sparql"
     TEXT2SPARQL_CORRECTED = "text2sparql-corrected"
@@ -72,7 +75,24 @@ class Profile:
     @property
     def is_gerbil(self) -> bool:
         """Return whether answers are matched by one of GERBIL's counters."""
-        return self.answers in (AnswerMatching.GERBIL, AnswerMatching.GERBIL_LEGACY)
+        return self.answers in GERBIL_ERAS
+
+    @property
+    def era(self) -> Era:
+        """Return which of GERBIL's counters matches the answers (``Era.Y2024`` for others).
+
+        >>> profile("gerbil-2018").era
+        <Era.Y2018: '2018'>
+        """
+        return GERBIL_ERAS.get(self.answers, Era.Y2024)
+
+
+# The GERBIL counter each GERBIL answer matching reproduces.
+GERBIL_ERAS = {
+    AnswerMatching.GERBIL: Era.Y2024,
+    AnswerMatching.GERBIL_LEGACY: Era.Y2019,
+    AnswerMatching.GERBIL_2018: Era.Y2018,
+}
 
 
 PROFILES: dict[str, Profile] = {
@@ -106,11 +126,24 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile(
             "gerbil-legacy",
-            "GERBIL QA before 2024",
-            "GERBIL QA's matching before September 2024, which produced the published "
-            "QALD-8, QALD-9, QALD-9-plus and QALD-10 numbers.",
+            "GERBIL QA 2019-2024",
+            "GERBIL QA's matching from June 2019 to September 2024, which produced the "
+            "published QALD-9-plus and QALD-10 numbers.",
             QAB.GerbilLegacyProfile,
             AnswerMatching.GERBIL_LEGACY,
+            MarkingMode.GERBIL,
+            QA_TYPES,
+            classify_emerging=True,
+            gerbil_answer_type=True,
+            reading=AnswerReading.UNION,  # NLIWOD's loader adds the boolean and the bindings
+        ),
+        Profile(
+            "gerbil-2018",
+            "GERBIL QA 2017-2019",
+            "GERBIL QA's counter from 2017 to June 2019 (versions 0.2.1 to 0.2.3), which "
+            "produced the published QALD-8 and QALD-9 challenge numbers.",
+            QAB.Gerbil2018Profile,
+            AnswerMatching.GERBIL_2018,
             MarkingMode.GERBIL,
             QA_TYPES,
             classify_emerging=True,

@@ -156,6 +156,11 @@ def _notes(
         )
     if lookups.failures:
         notes.append(f"{lookups.failures} knowledge-base lookup(s) failed and counted as empty")
+    if lookups.merged:
+        notes.append(
+            f"{lookups.merged} system answer(s) counted once with another answer to the same "
+            "question: both expand to the same owl:sameAs set (GERBIL merges them)"
+        )
     return notes
 
 

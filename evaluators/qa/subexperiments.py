@@ -124,11 +124,12 @@ def _qa_comparison(case: QuestionCase, ctx: ScoringContext) -> Comparison:
         return mt.classic_count(gold, system, reading)
     if matching is AnswerMatching.STRICT:
         return mt.strict_count(gold, system, ctx.lookups, reading)
+    era = ctx.profile.era
     return gerbil_count(
-        gerbil_gold(gold, reading),
-        gerbil_system(system, ctx.lookups, reading),
+        gerbil_gold(gold, reading, era=era),
+        gerbil_system(system, ctx.lookups, reading, era=era),
         ctx.lookups,
-        legacy=matching is AnswerMatching.GERBIL_LEGACY,
+        era=era,
     )
 
 

@@ -18,6 +18,7 @@ from evaluators.qa.answer_matching import (
     strict_count,
 )
 from evaluators.qa.gerbil_counter import (
+    Era,
     GerbilAnswers,
     Meaning,
     gerbil_count,
@@ -87,9 +88,9 @@ def test_a_literal_found_by_no_lookup_is_one_false_positive() -> None:
 
 def test_legacy_matching_counts_two_emerging_entities_as_a_match() -> None:
     # gerbil-qa.md §3.6: before September 2024 gold "8" and system "9" could be a TP
-    assert gerbil_count(strings("8"), strings("9"), NO_KB, legacy=True).counts == Counts(1, 0, 0)
+    assert gerbil_count(strings("8"), strings("9"), NO_KB, era=Era.Y2019).counts == Counts(1, 0, 0)
     # but a wrong DBpedia resource is InKB and matches no EE
-    legacy = gerbil_count(resources(DBR + "A"), strings("Bla"), NO_KB, legacy=True)
+    legacy = gerbil_count(resources(DBR + "A"), strings("Bla"), NO_KB, era=Era.Y2019)
     assert legacy.counts == Counts(0, 1, 1)
 
 
@@ -112,7 +113,7 @@ def test_mixed_gold_sets_stay_strings_and_url_answers_never_match_them() -> None
     assert gold.strings == (DBR + "A", "5") and not gold.annotations
     result = gerbil_count(gold, gerbil_system(answers, NO_KB), NO_KB)
     assert result.counts == Counts(1, 1, 1)
-    legacy = gerbil_count(gold, gerbil_system(answers, NO_KB), NO_KB, legacy=True)
+    legacy = gerbil_count(gold, gerbil_system(answers, NO_KB), NO_KB, era=Era.Y2019)
     assert legacy.counts == Counts(2, 0, 0)
 
 
@@ -269,7 +270,7 @@ def test_a_perfect_answer_has_no_errors_in_any_matching(gold: list) -> None:
     assert strict_count(one(*gold), one(*gold), NO_KB).counts == perfect
     assert classic_count(one(*gold), one(*gold)).counts == perfect
     g = gerbil_gold(one(*gold))
-    legacy = gerbil_count(g, gerbil_system(one(*gold), NO_KB), NO_KB, legacy=True)
+    legacy = gerbil_count(g, gerbil_system(one(*gold), NO_KB), NO_KB, era=Era.Y2019)
     assert legacy.counts == perfect
     if len({isinstance(v, NamedNode) for v in gold}) < 2:  # mixed sets: GERBIL's quirk (above)
         assert gerbil_count(g, gerbil_system(one(*gold), NO_KB), NO_KB).counts == perfect

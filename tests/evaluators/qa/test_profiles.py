@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluators.errors import UnknownSubExperimentError
+from evaluators.qa.gerbil_counter import Era
 from evaluators.qa.markings import MarkingMode
 from evaluators.qa.profiles import PROFILES, AnswerMatching, profile
 from evaluators.qa.subexperiments import SUBEXPERIMENTS
@@ -14,7 +15,8 @@ from vocab.project import QAB
 
 def test_the_profiles_exist_with_distinct_vocabulary_terms() -> None:
     assert list(PROFILES) == [
-        "strict", "gerbil", "gerbil-legacy", "qald-classic", "text2sparql", "text2sparql-corrected"
+        "strict", "gerbil", "gerbil-legacy", "gerbil-2018", "qald-classic", "text2sparql",
+        "text2sparql-corrected",
     ]  # fmt: skip
     assert len({p.term for p in PROFILES.values()}) == len(PROFILES)
     assert all(p.term in QAB for p in PROFILES.values())
@@ -24,13 +26,14 @@ def test_the_profiles_exist_with_distinct_vocabulary_terms() -> None:
 
 
 def test_profile_rules() -> None:
-    strict, gerbil, legacy, classic = (
-        profile(i) for i in ("strict", "gerbil", "gerbil-legacy", "qald-classic")
+    strict, gerbil, legacy, y2018, classic = (
+        profile(i) for i in ("strict", "gerbil", "gerbil-legacy", "gerbil-2018", "qald-classic")
     )
     assert strict.answers is AnswerMatching.STRICT and strict.markings is MarkingMode.STRICT
     assert not strict.classify_emerging and not strict.gerbil_answer_type
-    assert gerbil.is_gerbil and legacy.is_gerbil and not strict.is_gerbil
-    assert gerbil.markings is legacy.markings is MarkingMode.GERBIL
+    assert gerbil.is_gerbil and legacy.is_gerbil and y2018.is_gerbil and not strict.is_gerbil
+    assert [p.era for p in (gerbil, legacy, y2018)] == [Era.Y2024, Era.Y2019, Era.Y2018]
+    assert gerbil.markings is legacy.markings is y2018.markings is MarkingMode.GERBIL
     assert classic.experiment_types == ("QA",) and classic.classic_aggregation
     assert strict.experiment_types == gerbil.experiment_types == QA_TYPES
     assert set(QA_TYPES) == set(SUBEXPERIMENTS)
@@ -88,6 +91,7 @@ _SYSTEM = {
         # the union: Q1 gets an extra "true" (P=1/2), Q2 reads the boolean (correct)
         ("gerbil", [(0.5, 1.0), (1.0, 1.0)]),
         ("gerbil-legacy", [(0.5, 1.0), (1.0, 1.0)]),
+        ("gerbil-2018", [(0.5, 1.0), (1.0, 1.0)]),
     ],
 )
 def test_each_profile_decides_whether_a_boolean_next_to_bindings_counts(
