@@ -44,7 +44,9 @@ from evaluators.knowledge.execution import (
     QueryExecutor,
     open_executor,
 )
-from evaluators.model import Dataset
+from evaluators.knowledge.reference import lexical_reference_differences
+from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat
+from evaluators.qa.profiles import PROFILES
 from evaluators.results import BIOASQ_PROFILE, EvaluationResult
 from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
 from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
@@ -93,6 +95,18 @@ def read_gold(
     return library.read_dataset(opened, info), f"{info.name}/v{info.version}"
 
 
+def default_language(dataset: Dataset) -> str:
+    """Return the language a dataset is evaluated in when none is asked for.
+
+    English, except for TEXT2SPARQL data: its only language, else ``mul`` (every question in its
+    own language, all together, as the official evaluation scores them).
+    """
+    if dataset.format is not SourceFormat.TEXT2SPARQL:
+        return "en"
+    languages = {lang for q in dataset.questions for lang in q.languages}
+    return languages.pop() if len(languages) == 1 else ALL_LANGUAGES
+
+
 def knowledge(spec: str, settings: Evaluation) -> tuple[KnowledgeBase | None, QueryExecutor | None]:
     """Return the knowledge base ``spec`` names and, when queries are run, its executor.
 
@@ -126,6 +140,11 @@ def evaluate(
     complete = executing(executor) if executor is not None else None
     system = AnswerFileSystem(parsed.by_id())
     replies = ask_questions(gold, system, RequestGate(1), ask, complete=complete).replies
+    rules = PROFILES.get(settings.profile)
+    notes = None
+    if executor is not None and rules is not None and rules.is_text2sparql:
+        # where the reference queries give another result here than the published gold
+        notes = lexical_reference_differences(gold, executor)
     scoring = ScoreSettings(
         profile=BIOASQ_PROFILE if gold.is_bioasq else settings.profile,
         language=settings.language,
@@ -133,8 +152,17 @@ def evaluate(
         kb=kb,
         bootstrap_samples=settings.bootstrap_samples,
         bioasq_version=settings.bioasq_version,
+        question_notes=notes,
     )
     result = _with_execution_notes(score_replies(gold, replies, scoring), replies)
+    if notes:
+        listed = ", ".join(list(notes)[:MAX_EXECUTION_NOTES])
+        result = replace(result, notes=(
+            *result.notes,
+            f"{len(notes)} question(s) whose reference query gives another result on "
+            f"{executor.description if executor else settings.kb} than the gold answers "
+            f"(engine differences, shown with each question): {listed}",
+        ))  # fmt: skip
     known = {q.id for q in gold.questions}
     unknown = tuple(dict.fromkeys(q.id for q in parsed.questions if q.id not in known))
     if unknown and not gold.is_bioasq:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from evaluators.model import AnswerType, Dataset, Question, language_key
+from evaluators.model import AnswerType, Dataset, Question, SourceFormat, language_key
 from vocab.iris import sub_iri
 from vocab.project import QAB
 from vocab.standard import PROV, RDF, XSD
@@ -74,6 +74,8 @@ CHECK_CODES = {
     "missing-answer-type": "no answertype",
     "answer-type-mismatch": "the answers do not fit the declared answer type",
     "out-of-scope": "marked OUT OF SCOPE",
+    "reference-differs": "the reference query gives another result on the knowledge base than "
+    "the gold answers (TEXT2SPARQL: an engine difference)",
 }
 
 _NUMERIC = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -90,12 +92,18 @@ _NUMERIC_TYPES = {
 _DATE_TYPES = {XSD.date, XSD.dateTime, XSD.gYear, XSD.gYearMonth}
 
 
-def check_dataset(dataset: Dataset, sparql_problem: SparqlChecker | None = None) -> CheckReport:
+def check_dataset(
+    dataset: Dataset,
+    sparql_problem: SparqlChecker | None = None,
+    reference_differences: Mapping[str, str] | None = None,
+) -> CheckReport:
     """Run every check on ``dataset``.
 
     Args:
         dataset: the parsed dataset.
         sparql_problem: returns the parser's complaint about a query, or ``None`` if it parses.
+        reference_differences: question id -> how its reference query's results on a
+            knowledge base differ from its gold answers (``evaluators.knowledge.reference``).
 
     Returns:
         The report, findings in question order.
@@ -103,6 +111,9 @@ def check_dataset(dataset: Dataset, sparql_problem: SparqlChecker | None = None)
     findings: list[Finding] = []
     counts = Counter(q.id for q in dataset.questions)
     languages = sorted({language_key(lang) for q in dataset.questions for lang in q.languages})
+    if dataset.format is SourceFormat.TEXT2SPARQL:
+        languages = []  # one question per language by design (its qname names the language)
+    differences = reference_differences or {}
     for q in dataset.questions:
         if counts[q.id] > 1:
             findings.append(
@@ -116,6 +127,8 @@ def check_dataset(dataset: Dataset, sparql_problem: SparqlChecker | None = None)
             continue
         findings.extend(_answer_findings(q))
         findings.extend(_query_findings(q, sparql_problem))
+        if q.id in differences:
+            findings.append(Finding("reference-differs", "warning", differences[q.id], q.id))
     return CheckReport(len(dataset.questions), tuple(findings))
 
 

@@ -19,6 +19,8 @@ from evaluators.datasets.checks import CheckReport, SyntaxProblem, check_dataset
 from evaluators.datasets.rdf import VersionMeta, questions_from_quads, version_quads
 from evaluators.errors import DatasetFormatError, DatasetNameConflictError, UnknownDatasetError
 from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes, parse_file
+from evaluators.knowledge.execution import QueryExecutor
+from evaluators.knowledge.reference import reference_differences
 from evaluators.model import Dataset, SourceFormat
 from store import graphs, queries
 from store.errors import QuerySyntaxError, StoreError
@@ -471,13 +473,18 @@ def _rdflib_problem(query: str) -> SyntaxProblem | None:
         return SyntaxProblem(str(exc)[:300], exc.lineno, exc.col)
 
 
-def check_version(store: RdfStore, base: str, info: VersionInfo) -> CheckReport:
+def check_version(
+    store: RdfStore, base: str, info: VersionInfo, executor: QueryExecutor | None = None
+) -> CheckReport:
     """Check a stored dataset version and store the report in its check graph.
 
+    With ``executor`` (TEXT2SPARQL), every reference query is run on its knowledge base and each
+    question whose results differ from the gold answers is a ``reference-differs`` finding.
     The previous report of the version is replaced in the same transaction.
     """
     dataset = read_dataset(store, info)
-    report = check_dataset(dataset, sparql_syntax_problem)
+    differences = reference_differences(dataset, executor) if executor is not None else None
+    report = check_dataset(dataset, sparql_syntax_problem, differences)
     graph = graphs.check_graph(base, info.name, info.version)
     now = datetime.now(UTC).replace(microsecond=0).isoformat()
     quads = report_quads(report, version=NamedNode(info.iri), graph=graph, checked_at=now)

@@ -110,6 +110,8 @@ class ScoreSettings:
     markings_cache: MutableMapping[tuple[str, str], Markings] | None = field(
         default=None, compare=False
     )
+    # question id -> a remark shown with its result (TEXT2SPARQL engine differences)
+    question_notes: Mapping[str, str] | None = field(default=None, compare=False)
 
 
 def executing(executor: QueryExecutor) -> Callable[[Question, Reply], Reply]:
@@ -325,6 +327,7 @@ def score_replies(
             millis=millis,
             bootstrap_samples=settings.bootstrap_samples,
             markings_cache=settings.markings_cache,
+            question_notes=settings.question_notes,
         )
     if millis or not answers:
         return result

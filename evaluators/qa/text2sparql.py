@@ -250,3 +250,11 @@ def evaluation_json(
     if dataset is not None:
         languages = {q.id: q.languages[0] for q in dataset.questions if q.languages}
     return evaluation_document(rows(scored.per_question, languages), RULES[result.profile])
+
+
+def question_notes(result: EvaluationResult) -> dict[str, str]:
+    """Return each question's remark (an engine difference of its reference), by question id."""
+    scored = result.get(QA)
+    if scored is None:
+        return {}
+    return {s.question_id: s.notes[0] for s in scored.per_question if s.notes}

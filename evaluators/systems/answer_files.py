@@ -1,9 +1,10 @@
 """Answer files as systems: parse an uploaded answers file, check it against its dataset, replay it.
 
 An answers file is QALD-JSON, QALD-XML or eQALD (GERBIL QA accepts the same three), a simple
-JSON list of ``{id, answers}`` or TSV ``id<TAB>answer`` lines (``formats.simple_answers``), or a
-BioASQ task-b response for BioASQ datasets. Every id must be a gold question's id, and none may
-repeat; both are checked before anything runs. Pure apart from parsing bytes.
+JSON list of ``{id, answers}`` or TSV ``id<TAB>answer`` lines (``formats.simple_answers``), the
+TEXT2SPARQL client's answers (queries, run on the knowledge base) or result sets (scored as
+they are), or a BioASQ task-b response for BioASQ datasets. Every id must be a gold question's
+id, and none may repeat; both are checked before anything runs. Pure apart from parsing bytes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ ANSWER_FORMATS = (
     SourceFormat.EQALD,
     SourceFormat.ANSWERS_JSON,
     SourceFormat.ANSWERS_TSV,
+    SourceFormat.TEXT2SPARQL_ANSWERS,
+    SourceFormat.TEXT2SPARQL_RESULTS,
 )
 
 

@@ -11,6 +11,13 @@ from typing import Any
 
 from tqdm import tqdm
 
+from evaluators.knowledge.execution import (
+    EndpointExecutor,
+    ExecutionLimits,
+    QueryExecutor,
+    open_executor,
+)
+from evaluators.systems.protocol import public_url
 from server.app import open_store
 from server.cli.store_owner import running_server
 from server.config import Config
@@ -72,6 +79,26 @@ class Context:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def executor(self, kb_spec: str) -> QueryExecutor:
+        """Return a bounded query executor on a loaded knowledge base or an endpoint URL.
+
+        Raises:
+            KnowledgeBaseError: if ``kb_spec`` names no loaded knowledge base.
+        """
+        ev = self.config.evaluation
+        limits = ExecutionLimits(
+            timeout_seconds=ev.query_timeout_seconds,
+            max_rows=ev.query_max_rows,
+            max_bytes=ev.max_response_bytes,
+        )
+        remote = kb_spec.startswith(("http://", "https://"))
+        executor = open_executor(
+            None if remote else self.store, self.config.base_iri, kb_spec, limits
+        )
+        if isinstance(executor, EndpointExecutor):
+            executor.description = public_url(kb_spec)
+        return executor
 
     @staticmethod
     def emit_json(document: Any) -> None:

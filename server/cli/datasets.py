@@ -11,8 +11,11 @@ from urllib.parse import urlsplit
 
 from evaluators.datasets import catalog, library
 from evaluators.datasets.checks import CheckReport, check_dataset
+from evaluators.datasets.text2sparql import load_text2sparql, prepare_gold
 from evaluators.formats import parse_file
+from evaluators.formats.parsing.source import read_file
 from evaluators.formats.qald_json_writer import dataset_json
+from evaluators.formats.text2sparql.questions import looks_like_questions
 from evaluators.knowledge.bases import refresh_answers
 from evaluators.model import SourceFormat
 from server.cli.context import Context
@@ -39,7 +42,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     load.add_argument("--format", choices=FORMATS, help="force a format instead of detecting it")
     load.add_argument(
-        "--kb", help="knowledge base the gold answers refer to (e.g. dbpedia-2016-10)"
+        "--kb",
+        help="knowledge base the gold answers refer to (e.g. dbpedia-2016-10); for a TEXT2SPARQL "
+        "questions file a loaded KB name or an endpoint URL the reference queries are run on "
+        "(the gold answers, or with --gold-results the engine differences)",
+    )
+    load.add_argument(
+        "--gold-results",
+        type=Path,
+        metavar="RESULT_SET",
+        help="TEXT2SPARQL: the reference result set (qname -> {value: relevance}) as gold answers",
     )
     load.add_argument("--title", help="human-readable title")
     load.add_argument(
@@ -84,6 +96,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check.add_argument("target", help="NAME[@N] of a loaded dataset, or a file path")
     check.add_argument("--format", choices=FORMATS, help="force a format (for a PATH)")
     check.add_argument(
+        "--kb",
+        metavar="NAME|URL",
+        help="TEXT2SPARQL: run the reference queries on this KB and list every question where "
+        "the results differ from the gold answers",
+    )
+    check.add_argument(
+        "--gold-results",
+        type=Path,
+        metavar="RESULT_SET",
+        help="TEXT2SPARQL (a PATH): the reference result set giving the file its gold answers",
+    )
+    check.add_argument(
         "--fail-on",
         choices=["error", "warning"],
         help="exit with status 1 when findings of this severity (or worse) exist",
@@ -109,8 +133,26 @@ def _licence_iri(value: str) -> str:
     return value
 
 
+def _is_text2sparql(ctx: Context, path: Path, forced: str | None) -> bool:
+    if forced is not None:
+        return forced == SourceFormat.TEXT2SPARQL.value
+    # a cheap look that never fails: the load itself reports what is wrong with the file
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return looks_like_questions(head)
+
+
+def _is_kb(spec: str | None) -> bool:
+    return bool(spec) and (spec or "").startswith(("http://", "https://"))
+
+
 def run_load(ctx: Context, args: argparse.Namespace) -> int:
-    """Load one file."""
+    """Load one file (a TEXT2SPARQL questions file with its gold answers)."""
+    if args.gold_results is not None or _is_text2sparql(ctx, args.path, args.format):
+        return _load_text2sparql(ctx, args)
     outcome = library.load_dataset(
         ctx.store,
         ctx.config.base_iri,
@@ -127,13 +169,47 @@ def run_load(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_load(ctx: Context, outcome: library.LoadOutcome, as_json: bool) -> None:
+def _load_text2sparql(ctx: Context, args: argparse.Namespace) -> int:
+    """Load TEXT2SPARQL questions with gold from --gold-results or from the reference queries."""
+    executor = ctx.executor(args.kb) if args.kb else None
+    outcome, differences = load_text2sparql(
+        ctx.store,
+        ctx.config.base_iri,
+        args.path,
+        gold_results=args.gold_results,
+        executor=executor,
+        max_bytes=ctx.config.datasets.max_file_bytes,
+        name=args.name,
+        title=args.title,
+        knowledge_base=args.kb if not _is_kb(args.kb) else None,
+        new_version=args.new_version,
+        license=args.license,
+    )
+    _report_load(ctx, outcome, args.json, differences)
+    return 0
+
+
+def _report_load(
+    ctx: Context,
+    outcome: library.LoadOutcome,
+    as_json: bool,
+    differences: dict[str, str] | None = None,
+) -> None:
     info = outcome.info
     if as_json:
         doc = _info_json(info)
         doc.update(created=outcome.created, warnings=list(outcome.warnings))
+        if differences is not None:
+            doc["reference_differences"] = differences
         ctx.emit_json(doc)
         return
+    if differences:
+        print(
+            f"{len(differences)} question(s) whose reference query gives another result on the "
+            "knowledge base than the gold result set (listed as warnings; `datasets check "
+            "--kb` lists them again)",
+            file=sys.stderr,
+        )
     if outcome.created:
         print(f"{info.name}/v{info.version}\t{info.questions} questions\t{info.iri}")
     else:
@@ -232,17 +308,23 @@ def run_fetch(ctx: Context, args: argparse.Namespace) -> int:
 def run_check(ctx: Context, args: argparse.Namespace) -> int:
     """Check a stored dataset (report stored as RDF) or a file (report printed only)."""
     path = Path(args.target)
+    executor = ctx.executor(args.kb) if args.kb else None
     if path.is_file():
+        limit = ctx.config.datasets.max_file_bytes
         dataset = parse_file(
-            path,
-            format=SourceFormat(args.format) if args.format else None,
-            max_bytes=ctx.config.datasets.max_file_bytes,
+            path, format=SourceFormat(args.format) if args.format else None, max_bytes=limit
         )
-        report = check_dataset(dataset, library.sparql_syntax_problem)
+        differences: dict[str, str] = {}
+        if dataset.format is SourceFormat.TEXT2SPARQL and (args.gold_results or executor):
+            prepared = prepare_gold(dataset, read_file(path, limit),
+                                    gold_results=args.gold_results, executor=executor,
+                                    max_bytes=limit)  # fmt: skip
+            dataset, differences = prepared.dataset, prepared.differences
+        report = check_dataset(dataset, library.sparql_syntax_problem, differences)
         label, stored = str(path), False
     else:
         info = library.resolve_version(ctx.store, ctx.config.base_iri, args.target)
-        report = library.check_version(ctx.store, ctx.config.base_iri, info)
+        report = library.check_version(ctx.store, ctx.config.base_iri, info, executor)
         label, stored = f"{info.name}/v{info.version}", True
     if args.json:
         ctx.emit_json(

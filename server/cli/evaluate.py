@@ -11,11 +11,14 @@ import math
 import sys
 from pathlib import Path
 
+from evaluators.datasets.text2sparql import prepare_gold
 from evaluators.errors import EvaluationError
-from evaluators.evaluate import Evaluation, evaluate, read_gold
+from evaluators.evaluate import Evaluation, default_language, evaluate, read_gold
 from evaluators.experiments.plan import read_answers
 from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.knowledge.execution import ExecutionLimits
+from evaluators.model import SourceFormat
+from evaluators.qa import text2sparql
 from evaluators.qa.profiles import PROFILES
 from evaluators.results import MEASURES, EvaluationResult, to_json
 from server.cli.context import CliError, Context
@@ -36,7 +39,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"scoring profile: {', '.join(PROFILES)} (QA); "
         "BioASQ data is always scored with the official 'bioasq' rules",
     )
-    ev.add_argument("--language", default="en", help="question language (default en)")
+    ev.add_argument(
+        "--language",
+        help="question language (default en; for TEXT2SPARQL data its only language, else "
+        "'mul': every question in its own language, as the official evaluation does)",
+    )
+    ev.add_argument(
+        "--gold-results",
+        type=Path,
+        metavar="RESULT_SET",
+        help="TEXT2SPARQL questions file as --dataset: the reference result set as gold",
+    )
     ev.add_argument(
         "--kb",
         help="knowledge base for sameAs/label lookups: a loaded KB name or "
@@ -102,9 +115,14 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     if not gold.is_bioasq and profile not in PROFILES:
         raise CliError(f"--profile {profile!r}: expected one of {', '.join(PROFILES)}")
     kb_spec = args.kb if args.kb is not None else ev.kb
+    if gold.format is SourceFormat.TEXT2SPARQL and not any(q.has_answers for q in gold.questions):
+        # a questions file has no answers: the result set, or the reference queries, give them
+        executor = ctx.executor(kb_spec) if kb_spec and args.gold_results is None else None
+        gold = prepare_gold(gold, b"", gold_results=args.gold_results, executor=executor,
+                            max_bytes=ctx.config.datasets.max_file_bytes).dataset  # fmt: skip
     settings = Evaluation(
         profile=profile,
-        language=args.language,
+        language=args.language or default_language(gold),
         kb=kb_spec or "",
         execute=ev.execute_queries and not args.no_execute,
         limits=ExecutionLimits(
@@ -124,6 +142,10 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     missed = [c for c in checked if not c["passed"]]
     if args.json:
         doc = to_json(result)
+        official = text2sparql.evaluation_json(result, gold)
+        if official is not None:
+            doc["text2sparql_eval"] = official
+            doc["text2sparql_reference_differences"] = text2sparql.question_notes(result)
         if checked:
             doc["fail_under"] = checked
         ctx.emit_json(doc)
