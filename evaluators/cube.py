@@ -209,6 +209,9 @@ class _Writer:
             self.add(pair, QAB.matchRule, Literal(match.rule))
         if score.error is not None:
             self.add(qr, QAB.message, Literal(score.error))
+        for note in score.notes:
+            # TEXT2SPARQL: the reference query gives another result here than the gold
+            self.add(qr, QAB.referenceDifference, Literal(note))
 
 
 def _questions(typed: ExperimentTypeResult) -> Iterator[QuestionScore]:

@@ -253,6 +253,8 @@ class Question:
     out_of_scope: bool = False
     bioasq: BioasqGold | None = None
     text2sparql: Text2SparqlQuestion | None = None
+    # a system's reply as received, where it is not itself in this shape (TEXT2SPARQL API)
+    reply: str | None = None
 
     def text(self, language: str) -> str | None:
         """Return the question string in ``language`` (``None`` if missing or blank).

@@ -254,6 +254,8 @@ def question_triples(
         t.extend(_bioasq_triples(qiri, q.bioasq))
     if q.text2sparql is not None:
         t.extend(_text2sparql_triples(qiri, q.text2sparql))
+    if q.reply is not None:
+        t.append((qiri, QAB.replyJson, Literal(q.reply, datatype=RDF.JSON)))
     return t
 
 
@@ -486,6 +488,7 @@ def _question(subjects: dict[NamedNode, _Props], props: _Props) -> Question:
         out_of_scope=bool(_flag(props, QAB.outOfScope)),
         bioasq=_bioasq(subjects, props),
         text2sparql=_text2sparql(props),
+        reply=_str(props, QAB.replyJson),
     )
 
 

@@ -10,14 +10,15 @@ run through the quad index (its cost grows with that run, not with the store).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pyoxigraph import Literal, NamedNode, Quad
 
 from evaluators.datasets.rdf import question_triples, questions_from_quads
 from evaluators.experiments.model import AskingUnit
 from evaluators.experiments.task import Reply
-from evaluators.model import Question
+from evaluators.formats.text2sparql.writer import AskedQuestion, answers_document
+from evaluators.model import Dataset, Question
 from store import graphs
 from store.protocol import RdfStore
 from vocab import iris
@@ -134,3 +135,26 @@ def stored_replies(
             problem.value if problem is not None else None,
         )
     return found
+
+
+def text2sparql_answers(
+    store: RdfStore,
+    base: str,
+    experiment_id: str,
+    units: Iterable[AskingUnit],
+    golds: Mapping[tuple[str, int], Dataset],
+    endpoint: str = "",
+) -> list[dict[str, str]]:
+    """Return the stored answers of asking runs in the TEXT2SPARQL client's answers shape.
+
+    One entry per question whose stored answer carries a query (in the dataset's question
+    order), so that the official client can run and score a qabench run.
+    """
+    asked: list[AskedQuestion] = []
+    for unit in units:
+        replies = stored_replies(store, base, experiment_id, unit)
+        for question in golds[(unit.dataset, unit.version)].questions:
+            reply = replies.get(question.id)
+            query = reply.answer.sparql if reply is not None and reply.answer is not None else None
+            asked.append(AskedQuestion(question, query, endpoint))
+    return answers_document(asked)

@@ -24,7 +24,7 @@ from evaluators.errors import (
     UnknownSystemError,
 )
 from evaluators.experiments.model import SystemDescription, TaskPlan
-from evaluators.model import Dataset, language_key
+from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat, language_key
 from evaluators.qa.profiles import PROFILE_TERMS, PROFILES
 from evaluators.results import BIOASQ_PROFILE
 from evaluators.systems.answer_files import AnswerFileSystem, answer_file_system
@@ -132,7 +132,7 @@ def plan_experiment(
     paths: dict[str, str] = {}
     urls: dict[str, str] = {}
     for system in request.systems:
-        if system.kind is SystemKind.WEB_SERVICE:
+        if system.kind.is_http:
             url = check_service_url(system.url or "")
             urls[system.name] = url
             descriptions.append(
@@ -184,6 +184,8 @@ def _check_languages(targets: dict[str, list[VersionInfo]], languages: tuple[str
     for versions in targets.values():
         for version in versions:
             have = {language_key(lang) for lang in version.languages}
+            if version.format == SourceFormat.TEXT2SPARQL.value:
+                have.add(ALL_LANGUAGES)  # a question per language: 'mul' asks every one
             for language in languages:
                 if language_key(language) not in have:
                     raise NoQuestionsError(

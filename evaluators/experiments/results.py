@@ -11,11 +11,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode, QuerySolutions
 
-from evaluators.results import MEASURES, ExperimentTypeResult, MeasureValue, type_order
+from evaluators.cube import experiment_type_term
+from evaluators.model import Dataset
+from evaluators.qa import text2sparql
+from evaluators.results import (
+    MEASURES,
+    QA,
+    ExperimentTypeResult,
+    MeasureValue,
+    QuestionScore,
+    type_order,
+)
 from store import graphs, queries
 from store.protocol import RdfStore
 
@@ -140,3 +151,19 @@ def questions_query(graph: NamedNode, task: NamedNode, experiment_type: NamedNod
     bound = (graph, task, experiment_type)
     values = "VALUES (?graph ?task ?type) { (" + " ".join(str(t) for t in bound) + ") }"
     return queries.load("task_questions").replace("#BINDINGS#", values)
+
+
+def text2sparql_eval(
+    store: RdfStore, base: str, experiment_id: str, task_iri: str, gold: Dataset
+) -> dict[str, Any] | None:
+    """Return a finished TEXT2SPARQL-profile task's evaluation in the official file's shape.
+
+    Rebuilt from the stored per-question values, in the dataset's question order (the client's
+    means depend on it), so it equals what the task printed when it ran.
+    """
+    graph = graphs.experiment_graph(base, experiment_id)
+    stored = question_values(store, graph, NamedNode(task_iri), experiment_type_term(base, QA))
+    by_id = {q.id: q for q in stored}
+    scores = [QuestionScore(q.id, by_id[q.id].values) for q in gold.questions if q.id in by_id]
+    languages = {q.id: q.languages[0] for q in gold.questions if q.languages}
+    return text2sparql.evaluation_document(text2sparql.rows(scores, languages))

@@ -24,6 +24,7 @@ from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
 from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
 from evaluators.systems.protocol import QASystem, RequestGate, SystemKind
 from evaluators.systems.registry import SystemRegistry
+from evaluators.systems.text2sparql import Text2SparqlSystem
 from evaluators.systems.webservice import RequestPolicy, WebServiceSystem
 from store.protocol import RdfStore
 
@@ -175,7 +176,7 @@ class SystemHandles:
         description = self._descriptions.get(name)
         if description is None:
             raise UnknownSystemError(f"The experiment records no system called {name!r}")
-        if description.kind is SystemKind.WEB_SERVICE:
+        if description.kind.is_http:
             return self._web(description)
         if description.kind is SystemKind.BUILT_IN:
             info = self._registry.info(description.builtin or name)
@@ -198,9 +199,10 @@ class SystemHandles:
             max_response_bytes=self._limits.max_response_bytes,
             user_agent=f"qabench/{self._release.version}",
         )
-        system = WebServiceSystem(url, policy)
+        kind = Text2SparqlSystem if description.kind is SystemKind.TEXT2SPARQL else WebServiceSystem
+        system = kind(url, policy)
         gate = RequestGate(concurrency, self._limits.min_request_interval_seconds)
-        return SystemHandle(system, gate, concurrency, system.close, SystemKind.WEB_SERVICE)
+        return SystemHandle(system, gate, concurrency, system.close, description.kind)
 
     def _replay(self, description: SystemDescription) -> AnswerFileSystem:
         path = self._paths.get(description.name)

@@ -48,7 +48,7 @@ def gold_as_answers(dataset: Dataset) -> dict[str, Question]:
     {'1': Question(id='1', texts=(), answer_type=None, answer_type_label=None, aggregation=None, \
 only_dbo=None, hybrid=None, sparql=None, pseudo_query=None, schemaless_query=None, answers=None, \
 answer_item_types=(), annotations=(), confidence=None, out_of_scope=False, bioasq=None, \
-text2sparql=None)}
+text2sparql=None, reply=None)}
     """
     return dataset.by_id()
 

@@ -37,6 +37,17 @@ class SystemKind(StrEnum):
     WEB_SERVICE = "web-service"
     ANSWER_FILE = "answer-file"
     BUILT_IN = "built-in"
+    # the TEXT2SPARQL API: a GET per question, the answer one SPARQL query
+    TEXT2SPARQL = "text2sparql-api"
+
+    @property
+    def is_http(self) -> bool:
+        """Whether systems of this kind are reached over HTTP at a URL.
+
+        >>> SystemKind.TEXT2SPARQL.is_http, SystemKind.ANSWER_FILE.is_http
+        (True, False)
+        """
+        return self in (SystemKind.WEB_SERVICE, SystemKind.TEXT2SPARQL)
 
 
 class QASystem(Protocol):

@@ -49,7 +49,13 @@ class RequestPolicy:
 
 
 class WebServiceSystem:
-    """A QA system reached over HTTP with the GERBIL QA protocol (satisfies ``QASystem``)."""
+    """A QA system reached over HTTP with the GERBIL QA protocol (satisfies ``QASystem``).
+
+    Subclasses speak other protocols over the same bounded exchange (timeout, retries, size
+    limit): they set ``method`` and override ``_request_form`` and ``_parse``.
+    """
+
+    method = "POST"
 
     def __init__(
         self,
@@ -84,12 +90,7 @@ class WebServiceSystem:
         Raises:
             SystemCallError: on any failure (see the module docstring).
         """
-        text = question.text(language) or ""
-        form = {"query": text, "lang": language}
-        if question.bioasq is not None:
-            # BioASQ mode: the service learns the question's type and id and is asked for BioASQ
-            # JSON (documents, snippets, exact and ideal answers); QALD JSON stays acceptable.
-            form |= {"id": question.id, "type": question.bioasq.question_type}
+        form = self._request_form(question, language)
         deadline = self._clock() + self.policy.timeout_seconds
         attempt = 0
         while True:
@@ -116,8 +117,18 @@ class WebServiceSystem:
                 continue
             if not 200 <= status < 300:
                 raise SystemCallError("http-status", f"HTTP {status}")
-            reply = self._parse(body, question.id)
+            reply = self._parse(body, question)
             return in_gold_sections(reply, question) if question.bioasq is not None else reply
+
+    def _request_form(self, question: Question, language: str) -> dict[str, str]:
+        """Return the fields sent for ``question`` (the form body, or the query string)."""
+        asked = question.asked_language(language)
+        form = {"query": question.text(language) or "", "lang": asked}
+        if question.bioasq is not None:
+            # BioASQ mode: the service learns the question's type and id and is asked for BioASQ
+            # JSON (documents, snippets, exact and ideal answers); QALD JSON stays acceptable.
+            form |= {"id": question.id, "type": question.bioasq.question_type}
+        return form
 
     def _post(
         self, form: dict[str, str], remaining: float, deadline: float
@@ -129,10 +140,11 @@ class WebServiceSystem:
             "User-Agent": self.policy.user_agent,
         }
         try:
+            sent = {"params": form} if self.method == "GET" else {"data": form}
             with self._client.stream(
-                "POST",
+                self.method,
                 self.url,
-                data=form,
+                **sent,  # type: ignore[arg-type]
                 headers=headers,
                 timeout=httpx.Timeout(remaining),
             ) as response:
@@ -170,7 +182,8 @@ class WebServiceSystem:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _parse(self, body: bytes, question_id: str) -> Question:
+    def _parse(self, body: bytes, question: Question) -> Question:
+        question_id = question.id
         try:
             reply = parse_system_response(body, source=self.public_url)
         except DatasetFormatError as exc:

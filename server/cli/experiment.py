@@ -15,8 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluators.experiments.model import TaskStatus
-from evaluators.experiments.read import ExperimentSummary, list_experiments, summary_json
+from evaluators.datasets import library
+from evaluators.experiments.answers import text2sparql_answers
+from evaluators.experiments.model import AskingUnit, TaskStatus
+from evaluators.experiments.read import (
+    ExperimentSummary,
+    list_experiments,
+    summary_json,
+    system_descriptions,
+)
+from evaluators.experiments.results import text2sparql_eval
 from evaluators.experiments.runner import (
     ExperimentRequest,
     ExperimentRunner,
@@ -24,6 +32,8 @@ from evaluators.experiments.runner import (
     SystemRequest,
     recover_interrupted,
 )
+from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat
+from evaluators.qa.profiles import PROFILES
 from evaluators.reports.experiment import experiment_report, report_json, report_tables
 from evaluators.reports.render import to_csv_many, to_latex, to_markdown
 from evaluators.results import MEASURES
@@ -31,7 +41,7 @@ from evaluators.systems.protocol import SystemKind
 from server.cli.context import CliError, Context
 from server.runner import build_runner
 
-REPORT_FORMATS = ("latex", "csv", "markdown")
+REPORT_FORMATS = ("latex", "csv", "markdown", "text2sparql-answers")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,11 +66,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a web service speaking the GERBIL QA protocol (repeatable)",
     )
     run.add_argument(
+        "--text2sparql",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="a system speaking the TEXT2SPARQL API (GET ?dataset=&question=, answers one SPARQL "
+        "query, run on --kb) (repeatable)",
+    )
+    run.add_argument(
         "--answers",
         action="append",
         default=[],
         metavar="[NAME=]FILE[@DATASET]",
-        help="an answers file (QALD-JSON, QALD-XML or eQALD) (repeatable)",
+        help="an answers file (QALD-JSON, QALD-XML, eQALD, answers-json/tsv, or the TEXT2SPARQL "
+        "client's answers or result set) (repeatable)",
     )
     run.add_argument(
         "--builtin",
@@ -73,7 +92,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--language",
         action="append",
         metavar="CODE",
-        help="question language (repeatable; default en)",
+        help="question language (repeatable; default en, for TEXT2SPARQL data its only language "
+        "or 'mul': every question in its own language, scored together)",
     )
     run.add_argument(
         "--profile",
@@ -103,6 +123,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="call a recorded web service at this URL (e.g. with credentials)",
     )
     resume.add_argument(
+        "--text2sparql",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="call a recorded TEXT2SPARQL system at this URL (e.g. with credentials)",
+    )
+    resume.add_argument(
         "--answers",
         action="append",
         default=[],
@@ -127,6 +154,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="print the report tables in this format (LaTeX needs \\usepackage{booktabs})",
     )
     show.add_argument(
+        "--system",
+        metavar="NAME",
+        help="--format text2sparql-answers: whose answers (when the experiment has several)",
+    )
+    show.add_argument(
         "--measure",
         help="fill the summaries with this measure id instead of each profile's headline",
     )
@@ -149,21 +181,24 @@ def _split_name(value: str, option: str) -> tuple[str | None, str]:
     name, sep, rest = value.partition("=")
     if sep and name and "/" not in name:
         return name, rest
-    if option == "--system":
+    if option in ("--system", "--text2sparql"):
         raise CliError(f"{option} expects NAME=URL, got {value!r}")
     return None, value
 
 
-def web_systems(values: list[str]) -> list[SystemRequest]:
-    """Parse ``--system NAME=URL`` options.
+def web_systems(
+    values: list[str], kind: SystemKind = SystemKind.WEB_SERVICE
+) -> list[SystemRequest]:
+    """Parse ``--system NAME=URL`` (or ``--text2sparql NAME=URL``) options.
 
     Raises:
         CliError: if a value has no name.
     """
+    option = "--text2sparql" if kind is SystemKind.TEXT2SPARQL else "--system"
     out = []
     for value in values:
-        name, url = _split_name(value, "--system")
-        out.append(SystemRequest(name or url, SystemKind.WEB_SERVICE, url=url))
+        name, url = _split_name(value, option)
+        out.append(SystemRequest(name or url, kind, url=url))
     return out
 
 
@@ -243,7 +278,7 @@ class _Bar:
 
 def _report(ctx: Context, summary: ExperimentSummary, as_json: bool) -> None:
     if as_json:
-        ctx.emit_json(summary_json(summary))
+        ctx.emit_json(_with_text2sparql_eval(ctx, summary, summary_json(summary)))
         return
     print(
         f"experiment {summary.id}  {summary.iri}  {'published' if summary.published else 'private'}"
@@ -268,9 +303,73 @@ def _report(ctx: Context, summary: ExperimentSummary, as_json: bool) -> None:
             print(f"      {task.message}")
 
 
+def _with_text2sparql_eval(
+    ctx: Context, summary: ExperimentSummary, doc: dict[str, Any]
+) -> dict[str, Any]:
+    """Add ``text2sparql_eval`` (the official file's shape) to each finished TEXT2SPARQL task."""
+    golds: dict[tuple[str, int], Dataset] = {}
+    for task, entry in zip(summary.tasks, doc["tasks"], strict=True):
+        plan = task.plan
+        rules = PROFILES.get(plan.profile)
+        if rules is None or not rules.is_text2sparql or task.status is not TaskStatus.FINISHED:
+            continue
+        key = (plan.dataset, plan.version)
+        if key not in golds:
+            info = library.version_info(ctx.store, ctx.config.base_iri, *key)
+            golds[key] = library.read_dataset(ctx.store, info)
+        entry["text2sparql_eval"] = text2sparql_eval(
+            ctx.store, ctx.config.base_iri, summary.id, task.iri, golds[key]
+        )
+    return doc
+
+
+def _text2sparql_answers(
+    ctx: Context, summary: ExperimentSummary, system: str | None
+) -> list[dict[str, str]]:
+    """Return one system's answers to the experiment's TEXT2SPARQL questions, client-shaped.
+
+    Raises:
+        CliError: if the experiment has no TEXT2SPARQL answers, or several systems and none
+            was named.
+    """
+    base = ctx.config.base_iri
+    units: dict[AskingUnit, None] = {}
+    golds: dict[tuple[str, int], Dataset] = {}
+    for task in summary.tasks:
+        plan = task.plan
+        key = (plan.dataset, plan.version)
+        if key not in golds:
+            info = library.version_info(ctx.store, base, *key)
+            golds[key] = library.read_dataset(ctx.store, info)
+        if golds[key].format is SourceFormat.TEXT2SPARQL:
+            units.setdefault(AskingUnit.of(plan))
+    systems = sorted({u.system for u in units})
+    if not systems:
+        raise CliError(f"experiment {summary.id} asked no TEXT2SPARQL questions")
+    chosen = system or (systems[0] if len(systems) == 1 else None)
+    if chosen not in systems:
+        raise CliError(
+            f"say whose answers to write with --system NAME; systems: {', '.join(systems)}"
+        )
+    described = system_descriptions(ctx.store, base, summary.id).get(chosen)
+    endpoint = described.url if described is not None and described.url else ""
+    chosen_units = [u for u in units if u.system == chosen]
+    return text2sparql_answers(ctx.store, base, summary.id, chosen_units, golds, endpoint)
+
+
+def _default_language(ctx: Context, datasets: list[str]) -> str:
+    """English, unless every dataset is TEXT2SPARQL data: then its one language, or ``mul``."""
+    versions = [library.resolve_version(ctx.store, ctx.config.base_iri, d) for d in datasets]
+    if not versions or any(v.format != SourceFormat.TEXT2SPARQL.value for v in versions):
+        return "en"
+    languages = {lang for v in versions for lang in v.languages}
+    return languages.pop() if len(languages) == 1 else ALL_LANGUAGES
+
+
 def run_run(ctx: Context, args: argparse.Namespace) -> int:
     """Submit an experiment, run it, print its id and summary."""
-    systems = web_systems(args.system) + answer_systems(args.answers)
+    systems = web_systems(args.system) + web_systems(args.text2sparql, SystemKind.TEXT2SPARQL)
+    systems += answer_systems(args.answers)
     systems += [SystemRequest(n, SystemKind.BUILT_IN, builtin=n) for n in args.builtin]
     try:
         owner = getpass.getuser()
@@ -279,7 +378,7 @@ def run_run(ctx: Context, args: argparse.Namespace) -> int:
     request = ExperimentRequest(
         systems=tuple(systems),
         datasets=tuple(args.dataset),
-        languages=tuple(args.language or ["en"]),
+        languages=tuple(args.language or [_default_language(ctx, args.dataset)]),
         profiles=tuple(args.profile or [ctx.config.evaluation.default_profile]),
         owner=owner,
         publish=args.publish,
@@ -334,7 +433,8 @@ def write_token(data_dir: Path, experiment_id: str, token: str) -> Path:
 
 def run_resume(ctx: Context, args: argparse.Namespace) -> int:
     """Finish the interrupted tasks of an experiment."""
-    overrides = {s.name: s for s in web_systems(args.system) + answer_systems(args.answers)}
+    requests = web_systems(args.system) + web_systems(args.text2sparql, SystemKind.TEXT2SPARQL)
+    overrides = {s.name: s for s in requests + answer_systems(args.answers)}
     runner = _runner(ctx, execute=not args.no_execute)
     bar = _Bar()
     try:
@@ -355,6 +455,9 @@ def run_show(ctx: Context, args: argparse.Namespace) -> int:
         raise CliError(
             f"--measure {args.measure!r}: unknown measure; known: {', '.join(sorted(MEASURES))}"
         )
+    if args.format == "text2sparql-answers":
+        ctx.emit_json(_text2sparql_answers(ctx, summary, args.system))
+        return 0
     report = experiment_report(ctx.store, ctx.config.base_iri, args.id, measure=args.measure)
     if args.json:
         ctx.emit_json({**summary_json(summary), "reports": report_json(report)})

@@ -1,0 +1,113 @@
+"""TEXT2SPARQL systems in experiments: a replaying endpoint over real HTTP, and the official client.
+
+``ReplayEndpoint`` is a tiny TEXT2SPARQL API of our own (a real HTTP server in a thread): it
+answers each question with the query a shared 2025 system gave for it, so ``experiment run
+--text2sparql`` must give that system's published evaluation wherever the CK25 graph gives its
+published result sets.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from server.cli import main
+from tests.plugins.formats import T2sFiles
+
+
+class ReplayEndpoint:
+    """Answers ``GET /?dataset=&question=`` with a recorded system's query for that question."""
+
+    def __init__(self, answers: list[dict[str, str]]) -> None:
+        queries = {(a["dataset"], a["question"]): a["query"] for a in answers}
+        self.asked: list[tuple[str, str]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                params = parse_qs(urlsplit(self.path).query)
+                key = (params.get("dataset", [""])[0], params.get("question", [""])[0])
+                outer.asked.append(key)
+                if key not in queries:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                body = json.dumps({"dataset": key[0], "question": key[1], "query": queries[key]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def wse_endpoint(t2s_files: T2sFiles) -> Iterator[ReplayEndpoint]:
+    endpoint = ReplayEndpoint(json.loads(t2s_files.result("WSE", "ck25", "answers").read_text()))
+    yield endpoint
+    endpoint.close()
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _ck25(capsys: pytest.CaptureFixture[str], files: T2sFiles, data: tuple[str, str]) -> None:
+    status, _, err = run(capsys, *data, "kb", "load", *map(str, files.graph), "--name", "ck25")
+    assert status == 0, err
+    status, _, err = run(capsys, *data, "datasets", "load", str(files.questions("ck25")),
+                         "--gold-results", str(files.reference("ck25")))  # fmt: skip
+    assert status == 0, err
+
+
+def test_a_replaying_endpoint_gives_the_published_evaluation_through_experiment_run(
+    capsys: pytest.CaptureFixture[str],
+    t2s_files: T2sFiles,
+    tmp_path: Path,
+    wse_endpoint: ReplayEndpoint,
+) -> None:
+    data = ("--data-dir", str(tmp_path / "data"))
+    _ck25(capsys, t2s_files, data)
+    status, out, err = run(capsys, *data, "experiment", "run", "--dataset", "ck25", "--kb", "ck25",
+                           "--text2sparql", f"wse={wse_endpoint.url}", "--profile", "text2sparql",
+                           "--profile", "text2sparql-corrected", "--json")  # fmt: skip
+    assert status == 0, err
+    doc = json.loads(out)
+    official, corrected = doc["tasks"]
+    assert (official["language"], official["state"], official["errors"]) == ("en", "finished", 0)
+    assert len(wse_endpoint.asked) == 50  # once per question, for both profiles
+    assert {d for d, _ in wse_endpoint.asked} == {"https://text2sparql.aksw.org/2025/corporate/"}
+    published = json.loads(t2s_files.result("WSE", "ck25", "eval").read_text())
+    mine = official["text2sparql_eval"]
+    differing = sorted(q for q in published if q != "average" and mine[q] != published[q])
+    # LIMIT under ties: the CK25 graph in Oxigraph keeps other rows than the organisers' engine
+    assert differing == ["ck25:46-en", "ck25:50-en"]
+    assert official["results"]["QA"]["set_f_ndcg"] == mine["average"]["set_F_ndcg"]
+    assert corrected["text2sparql_eval"]["average"]["set_F_ndcg"] != mine["average"]["set_F_ndcg"]
+    # the answers in the client's shape, for the official client to re-score
+    status, out, err = run(capsys, *data, "experiment", "show", doc["id"],
+                           "--format", "text2sparql-answers")  # fmt: skip
+    assert status == 0, err
+    exported = json.loads(out)
+    recorded = json.loads(t2s_files.result("WSE", "ck25", "answers").read_text())
+    assert [(a["qname"], a["query"]) for a in exported] == [
+        (a["qname"], a["query"]) for a in recorded
+    ]
+    assert exported[0]["uri"] == "https://text2sparql.aksw.org/2025/corporate/1-en"
