@@ -171,3 +171,49 @@ def test_gold_against_itself(ck25_gold: Dataset, db25_gold: Dataset) -> None:
         assert len(below) == zeros
         assert all(s.value("set_f_ndcg") == 1.0 for s in corrected.results[0].per_question)
         assert corrected.results[0].value("set_f_ndcg") == 1.0
+
+
+def _changed(gold: Dataset, answers: dict[str, Question]) -> dict[str, int]:
+    """How many questions each corrected rule alone changes (the per-question headline)."""
+    out = {}
+    for rule in ("booleans_by_value", "rdf_terms", "row_order", "empty_reference_right"):
+        alone = text2sparql.Rules(**{rule: True})
+        out[rule] = sum(
+            1
+            for q in gold.questions
+            if q.answers is not None
+            and text2sparql.headline_value(
+                text2sparql.question_values(q, answers.get(q.id), text2sparql.Rules())[0]
+            )
+            != text2sparql.headline_value(
+                text2sparql.question_values(q, answers.get(q.id), alone)[0]
+            )
+        )
+    return out
+
+
+def test_the_differences_table_of_docs_scoring(
+    t2s_files: T2sFiles, ck25_gold: Dataset, db25_gold: Dataset, ck25_executor: StoreExecutor
+) -> None:
+    from evaluators.knowledge.reference import gold_from_kb
+
+    def result_sets(system: str, dataset: str) -> dict[str, Question]:
+        return parse_file(t2s_files.result(system, dataset, "system_result_set")).by_id()
+
+    none = {"booleans_by_value": 0, "rdf_terms": 0, "row_order": 0, "empty_reference_right": 0}
+    assert _changed(ck25_gold, result_sets("WSE", "ck25")) == {**none, "empty_reference_right": 1}
+    assert _changed(ck25_gold, result_sets("LACODAM", "ck25")) == none
+    assert _changed(db25_gold, result_sets("IIS-Q", "db25")) == {
+        **none, "row_order": 1, "empty_reference_right": 4
+    }  # fmt: skip
+    on_graph, failures = gold_from_kb(replace(ck25_gold, questions=tuple(
+        replace(q, answers=None) for q in ck25_gold.questions)), ck25_executor)  # fmt: skip
+    assert sorted(f.question_id for f in failures) == ["ck25:37-en", "ck25:42-en"]
+    for system in ("WSE", "LACODAM", "IIS-Q"):
+        answers = parse_file(t2s_files.result(system, "ck25", "answers")).by_id()
+        executed = {}
+        for qname, answer in answers.items():
+            outcome = ck25_executor.run(answer.sparql or "")
+            found = outcome.answers if outcome.answers is not None else AnswerSet(has_bindings=True)
+            executed[qname] = replace(answer, answers=(found,))
+        assert _changed(on_graph, executed) == none, system
