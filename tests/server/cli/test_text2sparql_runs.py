@@ -9,12 +9,18 @@ published result sets.
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 
 from server.cli import main
@@ -111,3 +117,64 @@ def test_a_replaying_endpoint_gives_the_published_evaluation_through_experiment_
         (a["qname"], a["query"]) for a in recorded
     ]
     assert exported[0]["uri"] == "https://text2sparql.aksw.org/2025/corporate/1-en"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def official_endpoint() -> Iterator[str]:
+    """The official client's reference endpoint (``text2sparql serve``) in its own process.
+
+    Started through uvicorn on the client's FastAPI app: the client's command-line entry point
+    imports pytrec_eval, which cannot be built here (its build downloads trec_eval).
+    """
+    port = _free_port()
+    env = {**os.environ, "SLEEP": "0"}  # the endpoint's own setting: no delay per answer
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "text2sparql_client.commands.serve:endpoint",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("text2sparql serve did not start") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_the_official_clients_endpoint_is_benchmarked_over_http(
+    capsys: pytest.CaptureFixture[str], t2s_files: T2sFiles, tmp_path: Path, official_endpoint: str
+) -> None:
+    data = ("--data-dir", str(tmp_path / "data"))
+    _ck25(capsys, t2s_files, data)
+    status, out, err = run(capsys, *data, "experiment", "run", "--dataset", "ck25", "--kb", "ck25",
+                           "--text2sparql", f"reference={official_endpoint}", "--profile",
+                           "text2sparql", "--json")  # fmt: skip
+    assert status == 0, err
+    (task,) = json.loads(out)["tasks"]
+    assert (task["state"], task["errors"]) == ("finished", 0)
+    assert task["avg_millis"] is not None  # timed calls over HTTP
+    evaluation = task["text2sparql_eval"]
+    assert len(evaluation) == 51  # every qname and the average
+    # its one query (SELECT ?resource … LIMIT 1) was run on the CK25 graph for every question
+    experiment = task["iri"].rsplit("/", 2)[-2]
+    status, out, _ = run(capsys, *data, "experiment", "show", experiment, "--format",
+                         "text2sparql-answers")  # fmt: skip
+    assert status == 0
+    exported = json.loads(out)
+    assert len(exported) == 50 and all("LIMIT 1" in a["query"] for a in exported)
+    assert {a["endpoint"] for a in exported} == {official_endpoint}
