@@ -8,7 +8,9 @@ the same inputs and profile. QA data is scored under the chosen profile, BioASQ 
 under the official ``bioasq`` rules. With a knowledge base (a loaded KB's name, or a SPARQL
 endpoint URL), sameAs and label lookups use it, and SPARQL-only answers (a query, no answers)
 are run on it first unless ``execute`` is off; the result's notes say how many were run and
-what went wrong. Answer ids that match no question are reported in ``unknown_ids``.
+what went wrong. The file is checked as an experiment checks it (``answer_file_system``): ids
+given twice are refused; ids the dataset lacks are ignored and reported in ``unknown_ids``
+(GERBIL QA ignored them too), or refused with ``strict_ids``.
 
 >>> from evaluators.formats import parse_bytes
 >>> from pathlib import Path
@@ -49,7 +51,7 @@ from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat
 from evaluators.qa.profiles import PROFILES
 from evaluators.results import BIOASQ_PROFILE, EvaluationResult
 from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
-from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
+from evaluators.systems.answer_files import answer_file_system
 from evaluators.systems.protocol import RequestGate, public_url
 from store.protocol import RdfStore
 
@@ -75,6 +77,7 @@ class Evaluation:
     label: str = ""
     store: RdfStore | None = None
     base: str = ""
+    strict_ids: bool = False
 
 
 def read_gold(
@@ -131,14 +134,14 @@ def evaluate(
     """Score an answers file (its bytes) against ``gold``.
 
     Raises:
-        AnswerFileError: if the answers cannot be parsed or do not fit the dataset.
+        AnswerFileError: if the answers cannot be parsed or do not fit the dataset (ids given
+            twice; with ``settings.strict_ids`` also ids the dataset lacks).
         KnowledgeBaseError: if ``settings.kb`` names no knowledge base.
     """
-    parsed = parse_answer_file(answers, source=source, bioasq=gold.is_bioasq)
+    system = answer_file_system(answers, source=source, gold=gold, strict_ids=settings.strict_ids)
     kb, executor = knowledge("" if gold.is_bioasq else settings.kb, settings)
     ask = AskSettings(language=settings.language, error_tolerance=1.0, concurrency=1, timed=False)
     complete = executing(executor) if executor is not None else None
-    system = AnswerFileSystem(parsed.by_id())
     replies = ask_questions(gold, system, RequestGate(1), ask, complete=complete).replies
     rules = PROFILES.get(settings.profile)
     notes = None
@@ -163,10 +166,8 @@ def evaluate(
             f"{executor.description if executor else settings.kb} than the gold answers "
             f"(engine differences, shown with each question): {listed}",
         ))  # fmt: skip
-    known = {q.id for q in gold.questions}
-    unknown = tuple(dict.fromkeys(q.id for q in parsed.questions if q.id not in known))
-    if unknown and not gold.is_bioasq:
-        result = replace(result, unknown_ids=unknown)
+    if system.ignored:
+        result = replace(result, unknown_ids=system.ignored)
     return result
 
 

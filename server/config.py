@@ -126,6 +126,9 @@ class EvaluationConfig:
     execute_queries: bool = _LIMITS.execute_queries
     query_timeout_seconds: float = _LIMITS.query_timeout_seconds
     query_max_rows: int = _LIMITS.query_max_rows
+    # Answers-file ids the dataset lacks: false ignores them with a listed warning (GERBIL QA),
+    # true refuses the file (`--strict-ids` for one command).
+    strict_ids: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,5 +87,6 @@ def build_runner(
         registry=registry or system_registry(RagService(config), store),
         release=software_release(),
         kb=config.evaluation.kb,
+        strict_ids=config.evaluation.strict_ids,
         on_write=on_write,
     )

@@ -51,6 +51,7 @@ class SystemDescription:
     owner: str = ""
     timeout_seconds: float | None = None
     concurrency: int | None = None
+    warnings: tuple[str, ...] = ()  # e.g. the ids of an answers file its dataset lacks
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,11 @@ from evaluators.experiments.model import SystemDescription, TaskPlan
 from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat, language_key
 from evaluators.qa.profiles import PROFILE_TERMS, PROFILES
 from evaluators.results import BIOASQ_PROFILE
-from evaluators.systems.answer_files import AnswerFileSystem, answer_file_system
+from evaluators.systems.answer_files import (
+    AnswerFileSystem,
+    answer_file_system,
+    ignored_ids_warning,
+)
 from evaluators.systems.protocol import SystemKind, check_service_url, public_url
 from evaluators.systems.registry import SystemRegistry
 from store.protocol import RdfStore
@@ -60,6 +64,9 @@ class ExperimentRequest:
     # owl:sameAs and labels and for running SPARQL-only answers; None: the runner's default
     # (evaluation.kb), "": none
     kb: str | None = None
+    # refuse answers files with ids their dataset lacks (else they are ignored with a warning);
+    # None: the runner's default (evaluation.strict_ids)
+    strict_ids: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +108,12 @@ def plan_experiment(
     limits_timeout: float,
     limits_concurrency: int,
     max_file_bytes: int,
+    strict_ids: bool = False,
 ) -> PlannedExperiment:
     """Check a request and number its tasks.
+
+    ``strict_ids`` (unless the request says otherwise) refuses answers files with ids their
+    dataset lacks; otherwise those ids are ignored and listed in the system's ``warnings``.
 
     Raises:
         UnknownDatasetError: if a dataset is not in the store.
@@ -161,8 +172,9 @@ def plan_experiment(
             )
             targets[system.name] = versions
         else:
+            strict = strict_ids if request.strict_ids is None else request.strict_ids
             version, described, replay = _answer_file(
-                store, base, system, versions, request.owner, max_file_bytes
+                store, base, system, versions, request.owner, max_file_bytes, strict
             )
             descriptions.append(described)
             files[system.name] = replay
@@ -203,6 +215,7 @@ def _answer_file(
     versions: list[VersionInfo],
     owner: str,
     max_file_bytes: int,
+    strict_ids: bool,
 ) -> tuple[VersionInfo, SystemDescription, AnswerFileSystem]:
     path = system.answers_path
     if path is None:
@@ -217,7 +230,9 @@ def _answer_file(
             "when the experiment has more than one dataset"
         )
     data = read_answers(path, max_file_bytes)
-    replay = answer_file_system(data, source=path.name, gold=read_gold(store, version))
+    gold = read_gold(store, version)
+    replay = answer_file_system(data, source=path.name, gold=gold, strict_ids=strict_ids)
+    label = f"{version.name}@{version.version}"
     described = SystemDescription(
         system.name,
         SystemKind.ANSWER_FILE,
@@ -225,6 +240,7 @@ def _answer_file(
         answers_sha256=hashlib.sha256(data).hexdigest(),
         description=system.description,
         owner=owner,
+        warnings=(ignored_ids_warning(path.name, label, replay.ignored),) if replay.ignored else (),
     )
     return version, described, replay
 

@@ -140,6 +140,7 @@ def _system_quads(
         out.append(Quad(conf, QAB.timeoutSeconds, value, g))
     if system.concurrency is not None:
         out.append(Quad(conf, QAB.concurrency, _int(system.concurrency), g))
+    out += [Quad(conf, QAB.warning, Literal(w), g) for w in system.warnings]
     return out
 
 

@@ -78,6 +78,7 @@ class ExperimentSummary:
     created: str | None
     tasks: tuple[TaskSummary, ...]
     token: str | None = None
+    warnings: tuple[str, ...] = ()  # what the systems' configurations warn about
 
 
 def _text(row: Mapping[str, Any], key: str) -> str | None:
@@ -217,6 +218,13 @@ def system_descriptions(
             owner=_literal(store, system, QAB.owner, graph),
             timeout_seconds=float(timeout) if timeout else None,
             concurrency=int(concurrency) if concurrency else None,
+            warnings=tuple(
+                sorted(
+                    q.object.value
+                    for q in store.quads(conf, QAB.warning, None, graph)
+                    if isinstance(q.object, Literal)
+                )
+            ),
         )
     return {k: found[k] for k in sorted(found)}
 
@@ -304,6 +312,8 @@ def summary_json(summary: ExperimentSummary) -> dict[str, Any]:
     if summary.token is not None:
         doc["token"] = summary.token
     doc["tasks"] = [_task_json(t) for t in summary.tasks]
+    if summary.warnings:
+        doc["warnings"] = list(summary.warnings)
     return doc
 
 
@@ -345,4 +355,6 @@ def experiment_summary(
     rows = _task_rows(store, base, experiment_id)
     if rows:
         created = _text(rows[0], "created")
-    return ExperimentSummary(item.id, item.iri, item.published, created, tasks, token)
+    systems = system_descriptions(store, base, experiment_id).values()
+    warnings = tuple(w for system in systems for w in system.warnings)
+    return ExperimentSummary(item.id, item.iri, item.published, created, tasks, token, warnings)

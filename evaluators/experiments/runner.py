@@ -83,6 +83,7 @@ class Submission:
     id: str
     iri: str
     token: str
+    warnings: tuple[str, ...] = ()  # e.g. answers-file ids the dataset lacks, ignored
 
 
 class ExperimentRunner:
@@ -97,6 +98,7 @@ class ExperimentRunner:
         registry: SystemRegistry,
         release: model.SoftwareRelease,
         kb: str = "",
+        strict_ids: bool = False,
         on_write: Callable[[], None] | None = None,
     ) -> None:
         """Prepare a runner.
@@ -108,6 +110,8 @@ class ExperimentRunner:
             registry: the built-in systems.
             release: the qabench code that carries out tasks (provenance).
             kb: a KB name in the store or a SPARQL endpoint URL for matching ("" for none).
+            strict_ids: refuse answers files with ids their dataset lacks (default: ignore
+                them with a warning); a request may say otherwise.
             on_write: called after every store write.
         """
         self.store = store
@@ -117,6 +121,7 @@ class ExperimentRunner:
         self.release = release
         self.on_write = on_write
         self._kb_default = kb
+        self.strict_ids = strict_ids
         self._kb_of: dict[str, str] = {}  # experiment id -> its KB spec (credentials kept here)
         self._kbs: dict[str, KnowledgeBase] = {}
         self._lock = threading.Lock()
@@ -211,6 +216,7 @@ class ExperimentRunner:
             limits_timeout=self.limits.request_timeout_seconds,
             limits_concurrency=self.limits.concurrency_per_system,
             max_file_bytes=self.limits.max_file_bytes,
+            strict_ids=self.strict_ids,
         )
         spec = self._kb_default if request.kb is None else request.kb.strip()
         if is_endpoint(spec):
@@ -244,7 +250,8 @@ class ExperimentRunner:
             self._prepared[eid] = SystemHandles.from_plan(
                 planned, self.limits, self.registry, self.release
             )
-        return Submission(eid, iris.experiment_iri(self.base, eid).value, token)
+        warnings = tuple(w for system in planned.systems for w in system.warnings)
+        return Submission(eid, iris.experiment_iri(self.base, eid).value, token, warnings)
 
     def start(self, request: ExperimentRequest, *, progress: Progress | None = None) -> Submission:
         """Submit, then run in a background thread; return as soon as the experiment is stored.

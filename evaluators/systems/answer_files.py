@@ -3,8 +3,11 @@
 An answers file is QALD-JSON, QALD-XML or eQALD (GERBIL QA accepts the same three), a simple
 JSON list of ``{id, answers}`` or TSV ``id<TAB>answer`` lines (``formats.simple_answers``), the
 TEXT2SPARQL client's answers (queries, run on the knowledge base) or result sets (scored as
-they are), or a BioASQ task-b response for BioASQ datasets. Every id must be a gold question's
-id, and none may repeat; both are checked before anything runs. Pure apart from parsing bytes.
+they are), or a BioASQ task-b response for BioASQ datasets. No id may repeat. An id the dataset
+lacks is ignored and listed (GERBIL QA ignored the extra entries of an uploaded file), or
+refused when the caller asks for strict ids (``--strict-ids``, ``evaluation.strict_ids``);
+``qabench evaluate`` and experiments apply the same rule through ``answer_file_system``. Pure
+apart from parsing bytes.
 """
 
 from __future__ import annotations
@@ -29,10 +32,14 @@ ANSWER_FORMATS = (
 
 
 class AnswerFileSystem:
-    """Answers read from a file, matched to gold questions by id (missing id: no answer)."""
+    """Answers read from a file, matched to gold questions by id (missing id: no answer).
 
-    def __init__(self, answers: Mapping[str, Question]) -> None:
+    ``ignored`` lists the file's ids the dataset lacks (never asked, so never scored).
+    """
+
+    def __init__(self, answers: Mapping[str, Question], ignored: tuple[str, ...] = ()) -> None:
         self._answers = dict(answers)
+        self.ignored = ignored
 
     def answer(self, question: Question, language: str) -> Question | None:
         """Return the file's entry for ``question.id``; ``None`` when the file has none.
@@ -71,21 +78,24 @@ def parse_answer_file(data: bytes, *, source: str, bioasq: bool = False) -> Data
     return parsed
 
 
-def answer_file_system(data: bytes, *, source: str, gold: Dataset) -> AnswerFileSystem:
+def answer_file_system(
+    data: bytes, *, source: str, gold: Dataset, strict_ids: bool = False
+) -> AnswerFileSystem:
     """Parse an answers file and check it against its dataset before anything runs.
 
     Args:
         data: the file content.
         source: the file name (for messages).
         gold: the dataset the answers were written for.
+        strict_ids: refuse ids the dataset lacks instead of ignoring them.
 
     Returns:
-        A system that replays the file.
+        A system that replays the file; its ``ignored`` lists the ids the dataset lacks.
 
     Raises:
-        AnswerFileError: if the file is not in an answer format, does not parse,
-            holds no questions, or holds ids that are not in ``gold`` or appear twice
-            (``AnswerFileMismatchError``).
+        AnswerFileError: if the file is not in an answer format, does not parse, holds no
+            questions, or holds ids that appear twice or (with ``strict_ids``) that are not in
+            ``gold`` (``AnswerFileMismatchError``).
     """
     parsed = parse_answer_file(data, source=source, bioasq=gold.is_bioasq)
     if not parsed.questions:
@@ -97,6 +107,19 @@ def answer_file_system(data: bytes, *, source: str, gold: Dataset) -> AnswerFile
     known = {q.id for q in gold.questions}
     unknown = tuple(sorted((i for i in counts if i not in known), key=question_order))
     duplicated = tuple(sorted((i for i, n in counts.items() if n > 1), key=question_order))
-    if unknown or duplicated:
-        raise AnswerFileMismatchError(source, unknown, duplicated)
-    return AnswerFileSystem(parsed.by_id())
+    if duplicated or (unknown and strict_ids):
+        raise AnswerFileMismatchError(source, unknown if strict_ids else (), duplicated)
+    answers = {i: q for i, q in parsed.by_id().items() if i in known}
+    return AnswerFileSystem(answers, unknown)
+
+
+def ignored_ids_warning(source: str, dataset: str, ignored: tuple[str, ...]) -> str:
+    """Return the warning that lists the ids of an answers file its dataset lacks.
+
+    >>> ignored_ids_warning("a.json", "qald-8-test@1", ("99", "100"))
+    "answers file a.json: 2 id(s) not in qald-8-test@1 were ignored: '99', '100'"
+    """
+    shown = ", ".join(repr(i) for i in ignored[:20])
+    more = f", … ({len(ignored) - 20} more)" if len(ignored) > 20 else ""
+    count = len(ignored)
+    return f"answers file {source}: {count} id(s) not in {dataset} were ignored: {shown}{more}"

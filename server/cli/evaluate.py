@@ -68,6 +68,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="score SPARQL-only answers (a query, no answers) as empty instead of running "
         "their query on the knowledge base (--kb / evaluation.kb)",
     )
+    ev.add_argument(
+        "--strict-ids",
+        action="store_true",
+        default=None,
+        help="refuse an answers file with ids the dataset lacks (default: evaluation.strict_ids; "
+        "otherwise they are ignored and listed, as in experiments)",
+    )
     ev.add_argument("--json", action="store_true", help="print one JSON document")
     ev.add_argument(
         "--fail-under",
@@ -102,8 +109,10 @@ def _thresholds(specs: list[str]) -> list[tuple[str | None, str, float]]:
 def run(ctx: Context, args: argparse.Namespace) -> int:
     """Evaluate and print; return 1 when a --fail-under threshold is missed (or undefined).
 
-    The answers go through the experiments' path (``ask_questions`` then ``score_replies``), so
-    ``evaluate`` and ``experiment run --answers`` give the same numbers. Diagnostics go to
+    The answers go through the experiments' path (the same checks of the file, then
+    ``ask_questions`` and ``score_replies``), so ``evaluate`` and ``experiment run --answers``
+    give the same numbers and treat ids the dataset lacks alike (ignored and listed, or refused
+    with ``--strict-ids``). Diagnostics go to
     stderr; with ``--json`` stdout holds exactly one JSON document.
     """
     thresholds = _thresholds(args.fail_under)
@@ -135,6 +144,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         label=label,
         store=None if not kb_spec or is_endpoint(kb_spec) else ctx.store,
         base=ctx.config.base_iri,
+        strict_ids=ev.strict_ids if args.strict_ids is None else args.strict_ids,
     )
     answers = read_answers(args.answers, ctx.config.datasets.max_file_bytes)
     result = evaluate(gold, answers, settings, source=args.answers.name)
@@ -208,9 +218,11 @@ def print_table(result: EvaluationResult) -> None:
 def print_diagnostics(result: EvaluationResult) -> None:
     """Print what the reader should know about the inputs (on stderr, never mixed with results)."""
     if result.unknown_ids:
-        ids = ", ".join(result.unknown_ids[:20])
+        shown = ", ".join(repr(i) for i in result.unknown_ids[:20])
+        more = " …" if len(result.unknown_ids) > 20 else ""
         print(
-            f"qabench: warning: {len(result.unknown_ids)} answer ids match no question: {ids}",
+            f"qabench: warning: {len(result.unknown_ids)} answer id(s) not in the dataset were "
+            f"ignored: {shown}{more} (--strict-ids refuses them)",
             file=sys.stderr,
         )
     for note in result.notes:

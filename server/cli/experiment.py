@@ -103,6 +103,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     run.add_argument("--publish", action="store_true", help="make the experiment public at once")
     run.add_argument("--kb", metavar="NAME|URL", help=KB_HELP)
+    run.add_argument("--strict-ids", action="store_true", default=None, help=STRICT_IDS_HELP)
     run.add_argument("--no-execute", action="store_true", help=NO_EXECUTE_HELP)
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     run.set_defaults(func=run_run)
@@ -234,6 +235,10 @@ def answer_systems(values: list[str]) -> list[SystemRequest]:
 NO_EXECUTE_HELP = (
     "score SPARQL-only answers (a query, no answers) as empty instead of running their query "
     "on the knowledge base (--kb / evaluation.kb)"
+)
+STRICT_IDS_HELP = (
+    "refuse an answers file with ids its dataset lacks (default: evaluation.strict_ids, else "
+    "they are ignored and listed)"
 )
 KB_HELP = (
     "knowledge base for owl:sameAs and label lookups and for running SPARQL-only answers: a "
@@ -383,6 +388,7 @@ def run_run(ctx: Context, args: argparse.Namespace) -> int:
         owner=owner,
         publish=args.publish,
         kb=args.kb,
+        strict_ids=args.strict_ids,
     )
     runner = _runner(ctx, execute=not args.no_execute)
     submission = runner.submit(request)
@@ -398,19 +404,14 @@ def run_run(ctx: Context, args: argparse.Namespace) -> int:
             f"{token_file}): {submission.token}",
             flush=True,
         )
+    for warning in submission.warnings:
+        print(f"qabench: warning: {warning}", file=sys.stderr, flush=True)
     bar = _Bar()
     try:
         summary = runner.run(submission.id, progress=bar)
     finally:
         bar.close()
-    summary = ExperimentSummary(
-        summary.id,
-        summary.iri,
-        summary.published,
-        summary.created,
-        summary.tasks,
-        token=submission.token,
-    )
+    summary = replace(summary, token=submission.token)
     _report(ctx, summary, args.json)
     return 0
 

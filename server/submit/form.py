@@ -4,7 +4,9 @@ Turns the submitted fields into an ``ExperimentRequest``: datasets (``name@versi
 services (numbered name/URL rows), built-in systems, answers files (numbered file/name/dataset
 rows; each file is saved under ``<data dir>/uploads/<random>/`` because the runner re-reads it
 on ``resume``), languages, profiles, the knowledge base (a loaded KB name or a SPARQL endpoint
-URL; empty: the server's ``evaluation.kb``), owner and the publish flag. Field-level mistakes raise
+URL; empty: the server's ``evaluation.kb``), whether answers-file ids the dataset lacks are
+refused (else ``evaluation.strict_ids`` decides; ignored ids come back as warnings), owner and the
+publish flag. Field-level mistakes raise
 ``FormError`` (400); whether the systems, datasets and files fit together is checked by the
 runner at submission (``plan_experiment``), before anything is stored.
 """
@@ -163,6 +165,8 @@ def read_experiment_form(
             owner=_name(form.get("owner", ""), "owner"),
             publish=form.get("publish", "") in ("1", "on", "true", "yes"),
             kb=_kb(form.get("kb", "")),
+            # ticked: refuse answers files with ids their dataset lacks; else the setting
+            strict_ids=True if form.get("strict_ids", "") in ("1", "on", "true") else None,
         )
     except FormError:
         if folder is not None:

@@ -169,7 +169,13 @@ def start_experiment() -> Response:
         )
         response = Response(body, status=201, mimetype="text/html")
     else:
-        response = jsonify(id=submission.id, iri=submission.iri, token=submission.token, page=page)
+        response = jsonify(
+            id=submission.id,
+            iri=submission.iri,
+            token=submission.token,
+            page=page,
+            warnings=list(submission.warnings),
+        )
         response.status_code = 201
     response.headers["Location"] = page
     response.headers["Cache-Control"] = "no-store"

@@ -119,7 +119,7 @@ def load_qald(
 
 @pytest.fixture
 def make_runner(store: TripleStore, config: Config) -> Iterator[Callable[..., ExperimentRunner]]:
-    """Return ``make(limits=None, registry=None, on_write=None, kb="") -> ExperimentRunner``."""
+    """Return ``make(limits=None, registry=None, on_write=None, kb="", strict_ids=False)``."""
     runners: list[ExperimentRunner] = []
 
     def make(
@@ -127,6 +127,7 @@ def make_runner(store: TripleStore, config: Config) -> Iterator[Callable[..., Ex
         registry: SystemRegistry | None = None,
         on_write: Callable[[], None] | None = None,
         kb: str = "",
+        strict_ids: bool = False,
     ) -> ExperimentRunner:
         runner = ExperimentRunner(
             store,
@@ -136,6 +137,7 @@ def make_runner(store: TripleStore, config: Config) -> Iterator[Callable[..., Ex
             release=SoftwareRelease("0.1.0", "0123456789abcdef0123456789abcdef01234567"),
             on_write=on_write,
             kb=kb,
+            strict_ids=strict_ids,
         )
         runners.append(runner)
         return runner

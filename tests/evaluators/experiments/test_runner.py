@@ -123,9 +123,23 @@ def test_answer_file_with_unknown_or_duplicated_ids_is_refused_before_anything_i
                 datasets=("qald-8-test",),
             )
         )
-    assert caught.value.unknown_ids == ("4711",)
-    assert caught.value.duplicate_ids == ("1",)
+    assert caught.value.unknown_ids == () and caught.value.duplicate_ids == ("1",)
+    # without the duplicate, the unknown id is ignored and listed, unless ids are strict
+    answers.write_text('{"questions": [{"id": "1", "answers": []}, {"id": "4711", "answers": []}]}')
+    files = (SystemRequest("f", SystemKind.ANSWER_FILE, answers_path=answers),)
+    for runner, request in (
+        (make_runner(strict_ids=True), ExperimentRequest(files, ("qald-8-test",))),
+        (make_runner(), ExperimentRequest(files, ("qald-8-test",), strict_ids=True)),
+    ):
+        with pytest.raises(AnswerFileMismatchError) as caught:
+            runner.submit(request)
+        assert caught.value.unknown_ids == ("4711",)
     assert len(store) == before
+    submission = make_runner().submit(ExperimentRequest(files, ("qald-8-test",)))
+    warning = "answers file answers.json: 1 id(s) not in qald-8-test@1 were ignored: '4711'"
+    assert submission.warnings == (warning,)
+    summary = make_runner(strict_ids=True).run(submission.id)
+    assert summary.warnings == (warning,) and summary.tasks[0].status is TaskStatus.FINISHED
 
 
 @pytest.mark.parametrize(

@@ -274,13 +274,26 @@ def test_answer_file_replays_answers_by_id(gold: Dataset) -> None:
     assert system.answer(by_id["2"], "en") is None
 
 
-def test_answer_file_with_unknown_and_duplicated_ids_is_refused(gold: Dataset) -> None:
+def test_answer_file_with_duplicated_ids_is_refused_and_unknown_ids_are_ignored(
+    gold: Dataset,
+) -> None:
     data = _answers_json([("1", []), ("1", []), ("17", []), ("x9", [])])
     with pytest.raises(AnswerFileMismatchError) as caught:
         answer_file_system(data, source="bad.json", gold=gold)
+    assert caught.value.unknown_ids == () and caught.value.duplicate_ids == ("1",)
+    with pytest.raises(AnswerFileMismatchError) as caught:
+        answer_file_system(data, source="bad.json", gold=gold, strict_ids=True)
     assert caught.value.unknown_ids == ("17", "x9")
     assert caught.value.duplicate_ids == ("1",)
     assert "'17'" in str(caught.value) and "bad.json" in str(caught.value)
+    # GERBIL QA ignored the entries of an uploaded file that match no gold question
+    data = _answers_json([("1", ["http://x/1"]), ("17", ["http://x/17"]), ("x9", [])])
+    system = answer_file_system(data, source="extra.json", gold=gold)
+    assert system.ignored == ("17", "x9")
+    by_id = {q.id: q for q in gold.questions}
+    assert system.answer(by_id["1"], "en") is not None and system.answer(by_id["2"], "en") is None
+    with pytest.raises(AnswerFileMismatchError, match="2 id"):
+        answer_file_system(data, source="extra.json", gold=gold, strict_ids=True)
 
 
 @pytest.mark.parametrize(

@@ -129,7 +129,34 @@ def test_unknown_answer_ids_are_reported(
     # the readable table keeps stdout for results; the warning goes to stderr
     status, out, err = run(capsys, "evaluate", "--dataset", str(QUESTIONS), "--answers", str(path))
     assert status == 0 and "404" not in out and "Micro F1" in out
-    assert "1 answer ids match no question: 404" in err
+    assert "1 answer id(s) not in the dataset were ignored: '404'" in err
+    # an experiment applies the same rule: the id is ignored, listed and recorded, and the
+    # numbers are those of evaluate; --strict-ids (or evaluation.strict_ids) refuses the file
+    data = ("--data-dir", str(tmp_path / "data"))
+    assert run(capsys, *data, "datasets", "load", str(QUESTIONS), "--name", "ex")[0] == 0
+    status, out, err = run(capsys, *data, "experiment", "run", "--dataset", "ex", "--answers",
+                           f"mine={path}", "--json")  # fmt: skip
+    assert status == 0, err
+    ran = json.loads(out)
+    assert "answers file answers.json: 1 id(s) not in ex@1 were ignored: '404'" in err
+    assert ran["warnings"] == ["answers file answers.json: 1 id(s) not in ex@1 were ignored: '404'"]
+    assert ran["tasks"][0]["results"] == result["results"]
+    for command in (("evaluate", "--dataset", "ex", "--answers", str(path), "--json"),
+                    ("experiment", "run", "--dataset", "ex", "--answers", str(path), "--json")):  # fmt: skip
+        status, out, err = run(capsys, *data, *command, "--strict-ids")
+        assert (
+            status == 2
+            and "1 id(s) not in the dataset: '404'" in json.loads(out)["error"]["message"]
+        )
+    config = tmp_path / "strict.toml"
+    config.write_text(
+        f'[store]\ndata_dir = "{tmp_path / "data"}"\n[evaluation]\nstrict_ids = true\n'
+    )
+    status, out, err = run(capsys, "--config", str(config), "evaluate", "--dataset", "ex",
+                           "--answers", str(path))  # fmt: skip
+    assert status == 2 and "not in the dataset: '404'" in err
+    status, out, _ = run(capsys, *data, "experiment", "list", "--json")
+    assert len(json.loads(out)) == 1  # the refused ones stored nothing
 
 
 def test_stored_dataset_and_kb_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

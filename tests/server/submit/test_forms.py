@@ -224,7 +224,7 @@ def test_the_form_names_the_knowledge_base_of_the_experiment(forms_app: Any) -> 
             json.dumps(
                 {"questions": [{"id": "99", "answers": []}, {"id": "1"}, {"id": "1"}]}
             ).encode(),
-            "not in the dataset: '99'; 1 duplicated id(s): '1'",
+            "1 duplicated id(s): '1'",
             None,
         ),
         (
@@ -236,7 +236,7 @@ def test_the_form_names_the_knowledge_base_of_the_experiment(forms_app: Any) -> 
         ),
         (b'{"questions": []}', "holds no questions", None),
     ],
-    ids=["malformed", "unknown-and-duplicate-ids", "wrong-format", "no-questions"],
+    ids=["malformed", "duplicate-ids", "wrong-format", "no-questions"],
 )
 def test_bad_answers_files_are_refused_before_anything_runs(
     forms_app: Any, content: bytes, expected: str, position: tuple[int, int] | None
@@ -254,6 +254,37 @@ def test_bad_answers_files_are_refused_before_anything_runs(
     assert experiment_ids(forms_app) == []
     uploads = forms_app.extensions["services"].config.data_dir / "uploads"
     assert not any(p.is_file() for p in uploads.rglob("*"))  # refused files are not kept
+
+
+def test_ids_the_dataset_lacks_are_ignored_and_listed_unless_refused(forms_app: Any) -> None:
+    client = forms_app.test_client()
+    answers = json.loads((EXAMPLES / "example-answers.json").read_text("utf-8"))
+    answers["questions"].append({"id": "99", "answers": []})
+    content = json.dumps(answers).encode()
+    refused = client.post(
+        "/experiments/new",
+        data={
+            "dataset": f"{EXAMPLE_DATASET}@1",
+            "answers_file_1": upload(content),
+            "strict_ids": "1",
+        },
+        headers=BEARER,
+        content_type="multipart/form-data",
+    )
+    assert refused.status_code == 400 and "not in the dataset: '99'" in refused.get_json()["detail"]
+    assert experiment_ids(forms_app) == []
+    response = client.post(
+        "/experiments/new",
+        data={"dataset": f"{EXAMPLE_DATASET}@1", "answers_file_1": upload(content, "extra.json")},
+        headers=BEARER,
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 201, response.data
+    warning = f"answers file extra.json: 1 id(s) not in {EXAMPLE_DATASET}@1 were ignored: '99'"
+    assert response.get_json()["warnings"] == [warning]
+    wait_for(forms_app, response.get_json()["id"])
+    summary = forms_app.extensions[RUNNER_KEY].summary(response.get_json()["id"])
+    assert summary.warnings == (warning,) and summary.tasks[0].status.value == "finished"
 
 
 def test_malformed_answers_file_position_is_shown_on_the_page(forms_app: Any) -> None:
