@@ -401,8 +401,13 @@ class RagSystem:
             texts.setdefault(sn.pmid, []).append(sn.text)
         articles = {pmid: Article(pmid, "", " ".join(parts)) for pmid, parts in texts.items()}
 
+        # the answers read every given snippet (BioASQ gives them as the evidence), best first
+        kept = set(map(id, ranked.snippets))
+        rest = sorted((s for s in scored if id(s) not in kept), key=lambda s: -s.score)
+        evidence = (*ranked.snippets, *rest)
+
         def answer() -> Answers:
-            made = self.stages.answer(text, kind, ranked.snippets, None)
+            made = self.stages.answer(text, kind, evidence, None)
             checked = support_scores(
                 made.cited, articles, tok, threshold=self.settings.support_threshold
             )
