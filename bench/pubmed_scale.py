@@ -40,7 +40,6 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from rag.answering.sentences import sentence_spans
 from rag.corpus.reader import read_corpus
 from rag.errors import QueryTooBroadError
 from rag.models.generators import ExtractiveGenerator
@@ -48,6 +47,7 @@ from rag.pipeline import RagSystem
 from rag.retrieval.index import IndexPool, open_index
 from rag.retrieval.retrievers import Retriever, WhooshRetriever, question_query
 from rag.run import RagSettings
+from rag.text.sentences import sentence_spans
 from server.cli import main as qabench
 
 TRAINING = (

@@ -54,7 +54,6 @@ import numpy as np
 from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset
-from rag.answering.sentences import sentence_spans
 from rag.answering.support import support_rate
 from rag.corpus.article import Article
 from rag.corpus.bioasq_snippets import read_bioasq_snippets
@@ -72,6 +71,7 @@ from rag.retrieval.retrievers import (
 )
 from rag.retrieval.vectors import Hybrid, embed_articles, load_vectors
 from rag.run import RagRun, RagSettings
+from rag.text.sentences import sentence_spans
 from server.ask.payloads import bioasq_question
 
 TRAINING = (

@@ -1,3 +1,3 @@
-"""From documents to answers: sentences, snippets, model extraction, exact answers, short and cited
+"""From documents to answers: snippets, model extraction, exact answers, ideal and cited
 answers, citation checks, prompts.
 """

@@ -1,6 +1,6 @@
 """Citation checking for cited answers: every sentence keeps only PMIDs of the shown snippets.
 
-A cited answer is split into sentences (``rag.answering.sentences``). Bracket groups whose every
+A cited answer is split into sentences (``rag.text.sentences``). Bracket groups whose every
 item is a PMID (``[12345]``, ``[PMID: 1, 2]``, ``[12345](https://pubmed...)``, a PubMed URL) or one
 of the allowed document ids (knowledge-base IRIs) are citations; other brackets (``[poly(A)]``) are
 text. A citation group at the start of a sentence belongs to the sentence before it. Per sentence,
@@ -15,7 +15,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from rag.answering.sentences import sentence_spans
+from rag.text.sentences import sentence_spans
 
 MAX_CITATIONS = 3
 _GROUP = re.compile(r"\s*\[([^\[\]\n]{1,400})\](?:\((?:[^()\s]{1,400})\))?")

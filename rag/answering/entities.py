@@ -2,7 +2,7 @@
 
 The question is read first (``asked``): its content stems, and the *focus*, the noun that names
 what is asked for ("Which antiepileptic **drug** ...", "Tumors of which three **organs** ...",
-"How many ..." asks for a number). Every noun phrase of the snippets (``rag.answering.phrases``)
+"How many ..." asks for a number). Every noun phrase of the snippets (``rag.text.phrases``)
 is a candidate; its score adds up
 
 * **evidence**: for each sentence it occurs in, a base weight plus how much of the question the
@@ -28,20 +28,20 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rag.answering.phrases import (
+from rag.text.phrases import (
     CLASS_NOUNS,
     FUNCTION_WORDS,
-    abbreviations,
     GENERIC,
     VERBS,
     Word,
+    abbreviations,
     chunks,
     is_number,
     phrases,
     stem,
     words,
 )
-from rag.answering.sentences import sentence_spans
+from rag.text.sentences import sentence_spans
 
 MAX_FACTOIDS = 5
 MAX_LIST = 12
@@ -559,7 +559,7 @@ def _merge_aliases(
         target.capitalised += candidate.capitalised
         target.whole += candidate.whole
         target.best_relevance = max(target.best_relevance, candidate.best_relevance)
-        for text, count in candidate.surfaces.items():
+        for text in candidate.surfaces:
             target.surfaces.setdefault(text, 0)
 
 
@@ -577,7 +577,7 @@ def _surface(candidate: _Candidate, question: Asked) -> str:
 _DIGITS = {
     w: str(n)
     for n, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
+        "zero one two three four five six seven eight nine ten eleven twelve".split()  # noqa: SIM905
     )
 }
 

@@ -1,6 +1,6 @@
 """Extract and rank BioASQ snippets from retrieved articles without a language model.
 
-Every title and abstract is split into sentences (``rag.answering.sentences``). Each sentence gets a
+Every title and abstract is split into sentences (``rag.text.sentences``). Each sentence gets a
 lexical score, BM25 (k1=1.2, b=0.75, Lucene idf) of the question's index terms over the set of
 candidate sentences, divided by the best score so it lies in [0, 1]. With a ``DenseScorer``
 the best ``pool`` sentences by that score are re-scored as
@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from rag.answering.sentences import sentence_spans
 from rag.retrieval.retrievers import RankedDocument
+from rag.text.sentences import sentence_spans
 
 PUBMED_URL = "http://www.ncbi.nlm.nih.gov/pubmed/"
 SECTIONS = ("title", "abstract")

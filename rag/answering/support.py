@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from rag.answering.citations import AnswerSentence, CitedAnswer
-from rag.answering.sentences import sentence_spans
 from rag.answering.snippets import SimilarityScorer
 from rag.corpus.article import Article
+from rag.text.sentences import sentence_spans
 
 DEFAULT_THRESHOLD = 0.5
 # the dense model scores at most this many document sentences per cited document

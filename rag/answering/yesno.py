@@ -1,7 +1,7 @@
 """Yes or no, from the evidence for and against the question's claim.
 
 A yes/no question states a claim ("Does dronedarone affect T3 and T4 levels?": dronedarone
-affects T3 and T4 levels). Every clause of the snippets (``rag.answering.claims``) that speaks
+affects T3 and T4 levels). Every clause of the snippets (``rag.text.claims``) that speaks
 about the claim, that is covers enough of the question's content words (``MIN_COVERAGE``, and
 ``RELATIVE`` of the best clause's coverage, as abbreviations and paraphrases leave question
 words unmatched everywhere), is evidence: **for** the claim when it affirms what the question
@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answering.claims import Clause, read
 from rag.answering.entities import asked
-from rag.answering.sentences import sentence_spans
+from rag.text.claims import Clause, read
+from rag.text.sentences import sentence_spans
 
 # the share of the evidence against the claim above which the answer is "no"
 NO_SHARE = 0.35
@@ -32,7 +32,7 @@ NO_SHARE = 0.35
 MIN_COVERAGE = 0.15
 RELATIVE = 0.5
 _AUXILIARIES = frozenset(
-    "is are was were does do did can could should has have had will would may might must".split()
+    "is are was were does do did can could should has have had will would may might must".split()  # noqa: SIM905
 )
 
 

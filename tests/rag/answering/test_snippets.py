@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag.answering.sentences import sentence_spans
 from rag.answering.snippets import (
     Snippet,
     bioasq_snippet,
@@ -21,6 +20,7 @@ from rag.corpus.article import Article
 from rag.corpus.reader import read_corpus
 from rag.retrieval.index import LiteratureIndex, open_index
 from rag.retrieval.retrievers import RankedDocument, WhooshRetriever, question_query
+from rag.text.sentences import sentence_spans
 
 SPLITS = [
     (

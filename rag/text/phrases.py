@@ -80,7 +80,7 @@ LEADING = frozenset(
     potential present prior recent reduced related relevant respective second several
     significant similar some specific standard strong such third total typical unique
     various well whole mild moderate severe progressive recurrent occult concomitant
-    """.split()
+    """.split()  # noqa: SIM905
 )
 # Words that name no particular thing: a candidate never ends with one nor consists of them.
 GENERIC = frozenset(
@@ -104,7 +104,7 @@ GENERIC = frozenset(
     discussion design setting methods materials summary
     dna rna mrna mrnas mirna mirnas cdna pcr rt-pcr qpcr kda cpg utr utrs sirna snp snps
     vitro vivo control controls mice mouse rats rat human humans men women children adults
-    """.split()
+    """.split()  # noqa: SIM905
 )
 # Class nouns: they end names ("Graves' disease", "antithyroid drugs") but are none alone.
 CLASS_NOUNS = frozenset(
@@ -113,7 +113,7 @@ CLASS_NOUNS = frozenset(
     disorders drug drugs factor factors form forms group groups model models pathway pathways
     product products series system systems therapy therapies tool tools treatment treatments
     trial trials type types
-    """.split()
+    """.split()  # noqa: SIM905
 )
 _NOUNS_IN_LY = frozenset(["family", "anomaly", "assembly", "supply", "italy", "butterfly", "fly"])
 _NUMBER_WORDS = frozenset(
@@ -121,7 +121,7 @@ _NUMBER_WORDS = frozenset(
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
     fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy
     eighty ninety hundred thousand million
-    """.split()
+    """.split()  # noqa: SIM905
 )
 
 
@@ -220,7 +220,7 @@ def can_start(word: Word) -> bool:
 
 
 def can_end(word: Word) -> bool:
-    """Return whether a phrase may end with ``word`` (not a generic noun, grading word, participle)."""
+    """Return whether a phrase may end with ``word`` (no generic noun, grading word, participle)."""
     lower = word.lower
     return lower not in GENERIC and lower not in LEADING and not _participle(lower)
 

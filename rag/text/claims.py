@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.answering.phrases import FUNCTION_WORDS, Word, stem, words
+from rag.text.phrases import FUNCTION_WORDS, Word, stem, words
 
 NEGATIONS = frozenset(
     """
@@ -48,7 +48,7 @@ EFFECT = frozenset(
     affect affects affected alter alters altered change changes changed influence influences
     influenced differ differs differed difference impact impacts modify modifies modified
     effect effects increase increases decrease decreases
-    """.split()
+    """.split()  # noqa: SIM905
 )
 UP = frozenset(
     """
@@ -73,13 +73,13 @@ DOWN = frozenset(
     """.split()  # noqa: SIM905
 )
 _CLAUSE_WORDS = frozenset(
-    "but whereas while however although though yet unlike except instead nevertheless".split()
+    "but whereas while however although though yet unlike except instead nevertheless".split()  # noqa: SIM905
 )
 _CLAUSE_PUNCT = frozenset(",;:")
 _NUMBER_WORDS = {
     w: str(n)
     for n, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
+        "zero one two three four five six seven eight nine ten eleven twelve".split()  # noqa: SIM905
     )
 }
 
