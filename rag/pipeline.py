@@ -320,6 +320,7 @@ class RagSystem:
                 tokenize,
                 dense=self._scorer,
                 threshold=self.settings.support_threshold,
+                question=text,
             )
             return replace(made, cited=checked)
 
@@ -399,7 +400,8 @@ class RagSystem:
         texts: dict[str, list[str]] = {}
         for sn in given:
             texts.setdefault(sn.pmid, []).append(sn.text)
-        articles = {pmid: Article(pmid, "", " ".join(parts)) for pmid, parts in texts.items()}
+        # a blank line between snippets: each ends a sentence (snippets often lack a full stop)
+        articles = {pmid: Article(pmid, "", "\n\n".join(parts)) for pmid, parts in texts.items()}
 
         # the answers read every given snippet (BioASQ gives them as the evidence), best first
         kept = set(map(id, ranked.snippets))
@@ -409,7 +411,7 @@ class RagSystem:
         def answer() -> Answers:
             made = self.stages.answer(text, kind, evidence, None)
             checked = support_scores(
-                made.cited, articles, tok, threshold=self.settings.support_threshold
+                made.cited, articles, tok, threshold=self.settings.support_threshold, question=text
             )
             return replace(made, cited=checked)
 

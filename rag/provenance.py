@@ -11,7 +11,9 @@ permalink page renders from the store). Owned nodes live below the run IRI::
     <run>/document/{rank}  a qab:RetrievedDocument ; qab:rank ; qab:pmid ; qab:score ; dcterms:title
     <run>/snippet/{n}      a qab:Snippet ; qab:rank ; qab:pmid ; qab:snippetText ; section offsets
     <run>/sentence/{n}     a qab:AnswerSentence ; qab:position ; qab:text ; qab:cites ;
-                           qab:flagged ; qab:citation <run>/sentence/{n}/citation/{k}
+                           qab:flagged ; qab:supportScore ; qab:supported ;
+                           qab:message (what the cited text does not back) ;
+                           qab:citation <run>/sentence/{n}/citation/{k}
                            (each a qab:Citation with qab:pmid and qab:flagged when removed)
     <run>/entity/{n}       a qab:AnswerEntity ; qab:rank ; rdfs:label ; qab:synonym
     <run>/stage/{name}     a prov:Activity ; rdfs:label ; qab:position ; qab:stageMillis ;
@@ -155,6 +157,8 @@ def _sentence(add: _Add, run: NamedNode, number: int, s: AnswerSentence, lang: s
         add(node, QAB.supportScore, Literal(float(s.support)))
     if s.supported is not None:
         add(node, QAB.supported, Literal(s.supported))
+    for problem in s.problems:
+        add(node, QAB.message, Literal(problem, language="en"))
     cited = [(p, False) for p in s.citations] + [(p, True) for p in s.removed]
     for k, (pmid, removed) in enumerate(cited, start=1):
         if not removed:
@@ -295,6 +299,7 @@ def _read_sentence(index: Index, node: str) -> AnswerSentence:
         removed,
         support=float(score) if score else None,
         supported=None if not verdict else verdict == "true",
+        problems=tuple(sorted(_all(index, node, QAB.message))),
     )
 
 

@@ -31,7 +31,7 @@ class RagSettings:
     extract_tokens: int = 256
     answer_tokens: int = 256
     # a cited sentence is supported when its support score reaches this
-    support_threshold: float = 0.5
+    support_threshold: float = 0.25
     # share of a sentence's document score in its extractive snippet score
     snippet_document_weight: float = 0.7
 

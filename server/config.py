@@ -155,7 +155,7 @@ class RagConfig:
     extract_tokens: int = 256
     answer_tokens: int = 256
     # A cited sentence is supported when its support score reaches this (0..1).
-    support_threshold: float = 0.5
+    support_threshold: float = 0.25
     # Share of a sentence's document score in its extractive snippet score (0..1): sentences of
     # better-ranked documents first (measured, docs/rag-retrieval.md).
     snippet_document_weight: float = 0.7

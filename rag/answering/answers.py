@@ -1,12 +1,14 @@
 """The answering stage: a short answer, a cited answer and (yes/no, factoid, list) an exact answer.
 
-Extractive (no model): the short answer is the best two snippets (prefixed "Yes."/"No." for yes/no
-questions), the cited answer is the best three distinct snippets, each citing its own article, and
-the exact answer comes from ``rag.answering.exact``. With a model, each part is asked for separately
-and checked: the short answer is cut to 200 words; the cited answer goes through
-``rag.answering.citations`` against the PMIDs of the snippets shown; the exact answer must be the
-requested JSON. A part the model fails falls back to its extractive form with a warning, and a cited
-answer without a single verifiable citation is replaced by the extractive one.
+Extractive (no model): the short (ideal) answer states the answer first and then the sentences
+that address the question, diverse across articles (``rag.answering.ideal``); the cited answer
+is the same with every sentence citing its article (the stated answer citing the articles of
+the chosen sentences); the exact answer comes from ``rag.answering.exact``. With a model, each
+part is asked for separately and checked: the short answer is cut to 200 words; the cited
+answer goes through ``rag.answering.citations`` against the PMIDs of the snippets shown; the
+exact answer must be the requested JSON. A part the model fails falls back to its extractive
+form with a warning, and a cited answer without a single verifiable citation is replaced by the
+extractive one.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rag.answering.citations import AnswerSentence, CitedAnswer, check_citations
+from rag.answering.citations import MAX_CITATIONS, AnswerSentence, CitedAnswer, check_citations
 from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact
+from rag.answering.ideal import BUDGETS, Sentence, candidate_sentences, select, statement
 from rag.answering.snippets import Snippet
 from rag.errors import GeneratorError
 from rag.models.generators import ChatMessage, Generator
@@ -47,44 +50,81 @@ def _words(text: str, limit: int) -> str:
     return " ".join(words[:limit]) + (" …" if len(words) > limit else "")
 
 
-def _distinct(snippets: Sequence[Snippet]) -> list[Snippet]:
-    seen: set[str] = set()
-    out = []
-    for s in snippets:
-        key = " ".join(s.text.lower().split())
-        if key not in seen:
-            seen.add(key)
-            out.append(s)
-    return out
+def extractive_short(
+    question: str, kind: str, exact: ExactAnswer, sentences: Sequence[Sentence]
+) -> str:
+    """Return the ideal answer: the answer stated first, then the chosen sentences."""
+    first = statement(question, kind, exact.yesno, exact.values() if exact.entities else ())
+    body = " ".join(s.text for s in sentences)
+    return _words(" ".join(p for p in (first, body) if p), SHORT_WORDS)
 
 
-def extractive_short(kind: str, exact: ExactAnswer, snippets: Sequence[Snippet]) -> str:
-    """Return the best two snippets as the short answer (with "Yes."/"No." for yes/no)."""
-    body = " ".join(s.text.strip() for s in _distinct(snippets)[:2])
-    if kind == "yesno" and exact.yesno and body:
-        body = f"{exact.yesno.capitalize()}. {body}"
-    return _words(body, SHORT_WORDS)
+def extractive_cited(
+    question: str,
+    kind: str,
+    exact: ExactAnswer,
+    sentences: Sequence[Sentence],
+    snippets: Sequence[Snippet] = (),
+) -> CitedAnswer:
+    """Return the cited answer: the stated answer, then each chosen sentence citing its article.
 
-
-def extractive_cited(snippets: Sequence[Snippet]) -> CitedAnswer:
-    """Return the best three distinct snippets, each citing its own article (150 words max)."""
-    sentences: list[AnswerSentence] = []
-    words = 0
-    for s in _distinct(snippets)[:3]:
-        count = len(s.text.split())
-        if sentences and words + count > CITED_WORDS:
+    The stated answer cites the articles that name its entities (factoid, list; only the
+    names those articles state are listed) or, for yes/no, the chosen sentences' articles; at
+    most three. 150 words at most.
+    """
+    cited: list[AnswerSentence] = []
+    names, pmids = _named_in(exact.values() if exact.entities else (), snippets)
+    if not exact.entities:
+        pmids = tuple(dict.fromkeys(s.pmid for s in sentences))[:MAX_CITATIONS]
+    first = statement(question, kind, exact.yesno, names)
+    if first and pmids:
+        cited.append(AnswerSentence(first, pmids))
+    words = sum(len(s.text.split()) for s in cited)
+    for sentence in sentences:
+        count = len(sentence.text.split())
+        if cited and words + count > CITED_WORDS:
             break
         words += count
-        sentences.append(AnswerSentence(s.text.strip(), (s.pmid,)))
-    return CitedAnswer(tuple(sentences))
+        cited.append(AnswerSentence(sentence.text, (sentence.pmid,)))
+    return CitedAnswer(tuple(cited))
+
+
+def _named_in(
+    names: Sequence[str], snippets: Sequence[Snippet]
+) -> tuple[list[str], tuple[str, ...]]:
+    """The names (in order) that at most three articles state, and those articles."""
+    pmids: list[str] = []
+    kept: list[str] = []
+    for name in names:
+        lower = name.lower()
+        holders = [s.pmid for s in snippets if lower in s.text.lower()]
+        if not holders:
+            continue
+        if not any(p in pmids for p in holders):
+            if len(pmids) == MAX_CITATIONS:
+                continue
+            pmids.append(holders[0])
+        kept.append(name)
+    return kept, tuple(pmids)
 
 
 def extractive_answers(question: str, kind: str, snippets: Sequence[Snippet]) -> Answers:
     """Compose all three answers from the snippets without a model."""
     exact = extractive_exact(question, kind, snippets)
     warnings = () if snippets else ("no snippets were found, so there is nothing to answer from",)
+    budget = BUDGETS.get(kind, BUDGETS["summary"])
+    chosen = select(question, candidate_sentences(snippets), budget)
+    # the cited answer has room for more than the short one's budget, up to three articles
+    cited_from = (
+        chosen
+        if len(chosen) >= 2
+        else select(question, candidate_sentences(snippets), BUDGETS["summary"])
+    )
     return Answers(
-        extractive_short(kind, exact, snippets), extractive_cited(snippets), exact, warnings
+        extractive_short(question, kind, exact, chosen),
+        extractive_cited(question, kind, exact, cited_from, snippets),
+        exact,
+        warnings,
     )
 
 

@@ -36,6 +36,8 @@ class AnswerSentence:
     # how well the cited documents back the sentence (rag.answering.support); None: not scored
     support: float | None = None
     supported: bool | None = None
+    # what the cited text does not back (rag.answering.support), when unsupported
+    problems: tuple[str, ...] = ()
 
     @property
     def flagged(self) -> bool:

@@ -22,14 +22,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.text.phrases import FUNCTION_WORDS, Word, stem, words
+from rag.text.phrases import CLASS_NOUNS, FUNCTION_WORDS, GENERIC, LEADING, VERBS, Word, stem, words
 
 NEGATIONS = frozenset(
     """
     not no never neither nor without none cannot can't don't doesn't didn't isn't aren't
     wasn't weren't won't hasn't haven't lack lacks lacked lacking absence absent fail fails
     failed unable unlikely undetectable undetected devoid nothing nobody nowhere neither
-    insignificant non
+    insignificant
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 # a hyphenated suffix that negates the word before it ("nucleosome-free", "HER2-negative")
@@ -76,6 +76,11 @@ _CLAUSE_WORDS = frozenset(
     "but whereas while however although though yet unlike except instead nevertheless".split()  # noqa: SIM905
 )
 _CLAUSE_PUNCT = frozenset(",;:")
+_COMMON = (FUNCTION_WORDS, GENERIC, LEADING, VERBS, CLASS_NOUNS)
+# words of a clause that asks or states an aim rather than a finding
+_ASKING = frozenset(
+    "whether aim aimed aims purpose objective hypothesis hypothesized".split()  # noqa: SIM905
+)
 _NUMBER_WORDS = {
     w: str(n)
     for n, w in enumerate(
@@ -96,6 +101,7 @@ class Clause:
     entities: frozenset[str]
     unchanged: bool = False  # says that something did not change or differ ("similar")
     effect: bool = False  # claims an effect or a difference ("affect", "alter", "differ")
+    asks: bool = False  # states an aim or a question ("to determine whether ..."), no finding
 
     @property
     def polarity(self) -> int:
@@ -127,10 +133,40 @@ def read(sentence: str) -> tuple[Clause, ...]:
         previous_end = word.end
     if current:
         clauses.append(current)
-    return tuple(_clause(sentence, clause) for clause in clauses)
+    first = tokens[0].begin if tokens else -1
+    return tuple(_clause(sentence, clause, first) for clause in clauses)
 
 
-def _clause(sentence: str, clause: list[Word]) -> Clause:
+def _outside_brackets(text: str, position: int) -> bool:
+    """Whether ``position`` is outside every parenthesis and bracket (a name in brackets is an
+    alias or a citation, not what the sentence is about)."""
+    depth = 0
+    for char in text[:position]:
+        if char in "([":
+            depth += 1
+        elif char in ")]" and depth:
+            depth -= 1
+    return depth == 0
+
+
+_COMMON_ENDINGS = (
+    *("ly", "ous", "al", "ive", "ed", "ing", "tion", "sion", "ment", "ness", "ity", "ance"),
+    *("ence", "ic", "ary", "ory", "ble", "ful", "less", "ies", "ers", "ists"),
+)
+
+
+def _plain_capital(token: str) -> bool:
+    """A common word capitalised only because it starts the sentence ("Human", "Mutations"),
+    not a name ("BRCA1", "Clopidogrel"): a listed word, or one with a common word's ending."""
+    if not (token[:1].isupper() and token[1:].islower() and token.isalpha()):
+        return False
+    lower = token.lower()
+    singular = lower[:-1] if lower.endswith("s") and not lower.endswith("ss") else lower
+    listed = any(w in vocabulary for w in (lower, singular) for vocabulary in _COMMON)
+    return listed or singular.endswith(_COMMON_ENDINGS)
+
+
+def _clause(sentence: str, clause: list[Word], first: int) -> Clause:
     lowers = [w.lower for w in clause]
     stems: set[str] = set()
     for lower in lowers:
@@ -144,22 +180,30 @@ def _clause(sentence: str, clause: list[Word]) -> Clause:
         _negated(lowers),
         sum(_direction(lower) for lower in lowers),
         tuple(n for n in (number_value(w.text) for w in clause) if n is not None),
-        frozenset(w.lower for w in clause if is_entity_token(w.text)),
+        frozenset(
+            w.lower
+            for w in clause
+            if is_entity_token(w.text)
+            and _outside_brackets(sentence, w.begin)
+            and not (w.begin == first and _plain_capital(w.text))
+        ),
         any(lower in NO_CHANGE for lower in lowers),
         any(stem(lower) in EFFECT for lower in lowers),
+        any(lower in _ASKING for lower in lowers),
     )
 
 
 def _negated(lowers: list[str]) -> bool:
     for index, lower in enumerate(lowers):
         following = lowers[index + 1] if index + 1 < len(lowers) else ""
+        previous = lowers[index - 1] if index else ""
         if lower in NEGATIONS and not (lower == "not" and following == "only"):
+            if lower == "not" and previous == "or":
+                continue  # "whether or not"
             if lower == "no" and following in ("doubt", "longer"):
                 continue
             return True
         if "-" in lower and lower.rsplit("-", 1)[1] in NEGATING_SUFFIXES:
-            return True
-        if lower.startswith(("non-", "un-")):
             return True
     return False
 

@@ -146,7 +146,8 @@ def stem(word: str) -> str:
     >>> [stem(w) for w in ("deiodinases", "inherited", "viruses")]
     ['deiodinas', 'inherit', 'virus']
     """
-    return _porter(word)
+    found: str = _porter(word)  # type: ignore[no-untyped-call]  # whoosh is untyped
+    return found
 
 
 def words(text: str) -> list[Word]:

@@ -147,6 +147,7 @@ def run_json(run: RagRun, run_iri: str | None) -> Json:
                 "flagged": s.flagged,
                 "support": s.support,
                 "supported": s.supported,
+                "problems": list(s.problems),
             }
             for s in run.cited_answer.sentences
         ],

@@ -47,6 +47,7 @@ class SentenceView:
     flagged: bool
     support: float | None = None
     unsupported: bool = False
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,7 @@ def result_view(run: RagRun, run_iri: str | None, run_href: str | None) -> Resul
             s.flagged,
             s.support,
             s.unsupported,
+            s.problems,
         )
         for s in run.cited_answer.sentences
     )
