@@ -1,9 +1,9 @@
 """Ideal answers without a model: the answer first, then the sentences that address the question.
 
-* **The answer first** (``statement``): "Yes, <the question's claim>." or "No, the evidence does
-  not support that <claim>."; for factoid and list questions the names, put into the
-  question's own frame when it has one ("What is the methyl donor of X?" with
-  S-adenosylmethionine: "S-adenosylmethionine is the methyl donor of X.").
+* **The answer first** (``statement``): "Yes, <the question's claim>." or "No, <the claim
+  negated>." (``declarative``: "Does aspirin reduce X?" -> "Yes, aspirin does reduce X."); for
+  factoid and list questions the names, put into the question's own frame when it has one
+  ("What is the methyl donor of X?" with SAM: "SAM is the methyl donor of X.").
 * **Sentences that address the question** (``select``): every sentence of the snippets, its
   structured-abstract label dropped ("RESULTS: ...") and its parenthesised statistics and
   citations removed ("(p < 0.01)", "[4]"), scored by its relevance to the question (BM25 over
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.answering.snippets import Snippet, bm25_scores
-from rag.text.phrases import FUNCTION_WORDS, stem, words
+from rag.text.phrases import FUNCTION_WORDS, breaks_phrase, stem, words
 from rag.text.sentences import sentence_spans
 
 # words of ideal-answer sentences after the stated answer, per question type
@@ -104,7 +104,9 @@ def statement(question: str, kind: str, yesno: str | None, names: Sequence[str])
     """Return the answer stated first, in the question's words where it has a frame for it.
 
     >>> statement("Does dronedarone affect T3 levels?", "yesno", "yes", ())
-    'Yes, dronedarone affect T3 levels.'
+    'Yes, dronedarone does affect T3 levels.'
+    >>> statement("Is imatinib an antidepressant drug?", "yesno", "no", ())
+    'No, imatinib is not an antidepressant drug.'
     >>> statement("What is the methyl donor of DNMTs?", "factoid", None, ["SAM", "ATP"])
     'SAM is the methyl donor of DNMTs.'
     >>> statement("Which genes cause FH?", "list", None, ["LDLR", "APOB", "PCSK9"])
@@ -112,16 +114,48 @@ def statement(question: str, kind: str, yesno: str | None, names: Sequence[str])
     """
     body = " ".join(question.strip().rstrip("?. ").split())
     if kind == "yesno" and yesno in ("yes", "no"):
-        first, _, rest = body.partition(" ")
-        claim = rest if first.lower() in _AUXILIARIES and rest else body
-        if yesno == "yes":
-            return f"Yes, {claim}."
-        return f"No, the evidence does not support that {claim}."
+        return f"{yesno.capitalize()}, {declarative(body, negated=yesno == 'no')}."
     if kind not in ("factoid", "list") or not names:
         return ""
     shown = names[0] if kind == "factoid" else _enumerate(list(names))
     frame = _frame(body)
     return f"{shown} {frame}." if frame else f"{shown}."
+
+
+def declarative(question: str, *, negated: bool = False) -> str:
+    """Turn a yes/no question into its claim: the auxiliary moves after the subject.
+
+    The subject ends before the first word that cannot be in a noun phrase or is a participle
+    ("Is Rheumatoid Arthritis related to ...": "Rheumatoid Arthritis is related to ...").
+
+    >>> declarative("Does aspirin reduce recurrent infarction")
+    'aspirin does reduce recurrent infarction'
+    >>> declarative("Is it safe to take isotretinoin during pregnancy", negated=True)
+    'it is not safe to take isotretinoin during pregnancy'
+    >>> declarative("Are there any DNMT3 proteins present in plants")
+    'there are any DNMT3 proteins present in plants'
+    """
+    first, _, rest = question.partition(" ")
+    auxiliary = first.lower()
+    if auxiliary not in _AUXILIARIES or not rest:
+        return ("it is not the case that " if negated else "") + question
+    verb = f"{auxiliary} not" if negated else auxiliary
+    tokens = words(rest)
+    for index, token in enumerate(tokens):
+        lower = token.lower
+        ends = breaks_phrase(token.text) or (
+            len(lower) > 4 and lower.endswith(("ed", "ing")) and index > 0
+        )
+        if index == 0 and lower in FUNCTION_WORDS:
+            boundary = token.end  # "it", "there": the pronoun is the subject
+        elif ends and index > 0:
+            boundary = token.begin
+        else:
+            continue
+        subject = rest[:boundary].strip()
+        predicate = rest[boundary:].strip()
+        return f"{subject} {verb} {predicate}".strip()
+    return f"{rest} {verb}"
 
 
 def _enumerate(names: list[str]) -> str:

@@ -11,8 +11,8 @@ against the text of the articles it cites, in two ways:
   ``rag.text.claims``: every **name** of the sentence (symbols, capitalised names) and every
   **number** must occur in the cited text; each clause of the sentence is compared with the
   cited clause that covers most of it, and their **negation** and **direction** (increase or
-  decrease) must agree; a sentence stating the answer ("Yes, X." / "No, the evidence does not
-  support that X.") must get the same yes/no from the cited text (``rag.answering.yesno``).
+  decrease) must agree; a sentence stating the answer ("Yes, X does Y." / "No, X does not Y.")
+  must have its claim backed by the evidence of the cited text (``rag.answering.yesno``).
 
 A sentence is **supported** when its score reaches the threshold (``rag.support_threshold``,
 0.5) and nothing disagrees; ``AnswerSentence.problems`` says what did. The false claims of
@@ -41,7 +41,7 @@ _MAX_SENTENCES = 40
 _MATCH = 0.5
 # ... and when it covers this much, the claim's names must be in it (not swapped for others)
 _NAMES_MATCH = 0.7
-_YES, _NO = "Yes, ", "No, the evidence does not support that "
+_STATED = ("Yes, ", "No, ")
 
 
 def lexical_support(
@@ -156,13 +156,13 @@ def claim_problems(claim: str, texts: Sequence[str], *, given: str = "") -> list
     stems = {stem(t) for t in tokens}
     numbers = {n for c in (*clauses, *read(given)) for n in c.numbers}
     problems: list[str] = []
-    stated, claim = _stated_answer(claim)
+    stated = next((p for p in _STATED if claim.startswith(p)), None)
     if stated is not None:
-        found = weigh(claim, texts).answer()
-        if found != stated:
-            problems.append(f'the cited text answers "{found}", not "{stated}"')
-    mine = read(claim)
-    for clause in mine:
+        # "Yes, X." / "No, X (negated)": the evidence of the cited text must back X
+        claim = claim[len(stated) :]
+        if weigh(claim, texts).answer() != "yes":
+            problems.append(f'the cited text does not back "{stated.rstrip(", ")}"')
+    for clause in read(claim):
         for name in sorted(clause.entities):
             if name not in tokens and stem(name) not in stems:
                 problems.append(f'"{name}" is not in the cited text')
@@ -172,15 +172,6 @@ def claim_problems(claim: str, texts: Sequence[str], *, given: str = "") -> list
         if stated is None:
             problems.extend(_disagreement(clause, clauses))
     return list(dict.fromkeys(problems))
-
-
-def _stated_answer(claim: str) -> tuple[str | None, str]:
-    """Split "Yes, X." / "No, the evidence does not support that X." into the answer and X."""
-    if claim.startswith(_NO):
-        return "no", claim[len(_NO) :]
-    if claim.startswith(_YES):
-        return "yes", claim[len(_YES) :]
-    return None, claim
 
 
 def _disagreement(clause: Clause, cited: Sequence[Clause]) -> list[str]:
