@@ -53,7 +53,12 @@ def _words(text: str, limit: int) -> str:
 def extractive_short(
     question: str, kind: str, exact: ExactAnswer, sentences: Sequence[Sentence]
 ) -> str:
-    """Return the ideal answer: the answer stated first, then the chosen sentences."""
+    """Return the ideal answer: the answer stated first, then the chosen sentences.
+
+    Without sentences there is no evidence, and no answer is stated.
+    """
+    if not sentences:
+        return ""
     first = statement(question, kind, exact.yesno, exact.values() if exact.entities else ())
     body = " ".join(s.text for s in sentences)
     return _words(" ".join(p for p in (first, body) if p), SHORT_WORDS)
@@ -73,6 +78,8 @@ def extractive_cited(
     most three. 150 words at most.
     """
     cited: list[AnswerSentence] = []
+    if not sentences:
+        return CitedAnswer()
     names, pmids = _named_in(exact.values() if exact.entities else (), snippets)
     if not exact.entities:
         pmids = tuple(dict.fromkeys(s.pmid for s in sentences))[:MAX_CITATIONS]

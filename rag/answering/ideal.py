@@ -134,28 +134,39 @@ def declarative(question: str, *, negated: bool = False) -> str:
     'it is not safe to take isotretinoin during pregnancy'
     >>> declarative("Are there any DNMT3 proteins present in plants")
     'there are any DNMT3 proteins present in plants'
+    >>> declarative("Does the Oncotype DX test work with paraffin embedded tissues")
+    'the Oncotype DX test does work with paraffin embedded tissues'
+    >>> declarative("Does zorblaxine cure quuxitis")
+    'zorblaxine does cure quuxitis'
     """
     first, _, rest = question.partition(" ")
     auxiliary = first.lower()
     if auxiliary not in _AUXILIARIES or not rest:
         return ("it is not the case that " if negated else "") + question
     verb = f"{auxiliary} not" if negated else auxiliary
+    boundary = _subject_end(rest, auxiliary in ("does", "do", "did"))
+    return f"{rest[:boundary].strip()} {verb} {rest[boundary:].strip()}".strip()
+
+
+def _subject_end(rest: str, verb_follows: bool) -> int:
+    """Where the subject of a question's remainder ends (the character offset).
+
+    It ends before the first word that cannot be in a noun phrase, or a participle; after
+    "do/does/did" the subject's phrase ends with the verb, so the verb is its last word when no
+    listed verb comes first ("Does the test work with ...": "the test" | "work with ...").
+    """
     tokens = words(rest)
-    for index, token in enumerate(tokens):
+    if not tokens:
+        return 0
+    if tokens[0].lower in FUNCTION_WORDS and tokens[0].lower not in ("the", "a", "an"):
+        return tokens[0].end  # "it", "there": the pronoun is the subject
+    for index, token in enumerate(tokens[1:], start=1):
         lower = token.lower
-        ends = breaks_phrase(token.text) or (
-            len(lower) > 4 and lower.endswith(("ed", "ing")) and index > 0
-        )
-        if index == 0 and lower in FUNCTION_WORDS:
-            boundary = token.end  # "it", "there": the pronoun is the subject
-        elif ends and index > 0:
-            boundary = token.begin
-        else:
-            continue
-        subject = rest[:boundary].strip()
-        predicate = rest[boundary:].strip()
-        return f"{subject} {verb} {predicate}".strip()
-    return f"{rest} {verb}"
+        if breaks_phrase(token.text) or (len(lower) > 4 and lower.endswith(("ed", "ing"))):
+            if verb_follows and lower in FUNCTION_WORDS and index > 1:
+                return tokens[index - 1].begin  # the word before is the verb
+            return token.begin
+    return tokens[1].begin if len(tokens) > 1 else len(rest)
 
 
 def _enumerate(names: list[str]) -> str:

@@ -76,20 +76,26 @@ def test_extractive_run_records_every_stage(extractive: RagSystem, rag_index_dir
     assert run.documents[0].pmid == "1000001"
     assert [d.rank for d in run.documents] == list(range(1, len(run.documents) + 1))
     assert run.exact_answer.yesno == "yes"
-    assert run.short_answer.startswith("Yes. ")
-    assert "recurrent myocardial infarction" in run.short_answer
+    # the answer first, as a claim, then the sentences that address the question
+    assert run.short_answer.startswith("Yes, aspirin does reduce recurrent myocardial infarction.")
+    assert "Aspirin lowered the rate of recurrent myocardial infarction" in run.short_answer
     assert run.generator.name == "extractive"
     assert ("top_k", "50") in run.settings
     assert not run.warnings
     assert assert_offsets_match_the_index(run, rag_index_dir) == len(run.snippets) > 0
 
 
-def test_extractive_cited_answer_cites_each_snippets_own_article(extractive: RagSystem) -> None:
+def test_extractive_cited_answer_cites_each_sentences_own_article(extractive: RagSystem) -> None:
     run = extractive.ask(ASPIRIN)
-    sentences = run.cited_answer.sentences
-    assert 1 <= len(sentences) <= 3
-    for sentence, snippet in zip(sentences, run.snippets, strict=False):
-        assert sentence.citations == (snippet.pmid,) and not sentence.flagged
+    first, *rest = run.cited_answer.sentences
+    # the stated answer cites the articles of the sentences that follow it, and is checked
+    assert first.text.startswith("Yes, ") and first.supported is True
+    assert set(first.citations) == {s.citations[0] for s in rest[:3]}
+    texts = {s.text: s.pmid for s in run.snippets}
+    for sentence in rest:
+        (pmid,) = sentence.citations
+        assert any(sentence.text in t and p == pmid for t, p in texts.items())
+        assert not sentence.flagged and sentence.supported is True
     assert "[1000001]." in run.cited_answer.text
     assert_citations_come_from_snippets(run)
 
