@@ -30,7 +30,6 @@ from server.linked_data import routes as resource_routes
 from server.linked_data.terms import href
 from server.listings import ExperimentIndex
 from server.pages import compare, datasets, experiments, leaderboard, lists, systems, tasks
-from server.pages.pagination import here
 from server.pages.tables import format_time, machine_time
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
@@ -42,6 +41,7 @@ from server.web import auth, caching, cors
 from server.web.escape import visible
 from server.web.headers import install_headers
 from server.web.limits import install_limits
+from server.web.pagination import here
 from server.web.problems import register_error_handlers
 from store import graphs
 from store.changes import ChangeLog

@@ -11,12 +11,16 @@ URL layout (every path below is relative to the configured base IRI, which has n
     /kb/{name}                                  a knowledge base
     /rag/run/{id}                               one answer of the built-in RAG system
     /graph/...                                  named graphs (see store.graphs)
+
+``parse`` is the inverse: it reads an IRI (or a URL path) back into a ``Ref`` that names the
+kind of resource and its decoded parts, so no caller takes IRIs apart by hand.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 from pyoxigraph import NamedNode
 
@@ -103,3 +107,102 @@ def graph_iri(base: str, *parts: str) -> NamedNode:
 def page_iri(base: str, *parts: str) -> NamedNode:
     """Return an IRI for a server document such as ``/sparql`` or ``/.well-known/void``."""
     return _join(base, *parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """What an IRI of the URL layout names: its kind and its decoded path segments.
+
+    Kinds: ``dataset`` (name), ``version`` (name, number), ``question`` (name, number, id),
+    ``experiment`` (id), ``task`` (experiment id, number), ``system`` (slug), ``kb`` (name),
+    ``rag-run`` (id), ``graph`` (segments), and ``other`` for anything else below the base
+    (its segments), including IRIs below a resource (``/task/1/2/question/7/QA``: the owner
+    is ``Ref.owner``).
+    """
+
+    kind: str
+    parts: tuple[str, ...]
+    rest: tuple[str, ...] = ()
+
+    @property
+    def experiment(self) -> str | None:
+        """Return the id of the experiment that holds this resource (experiments, tasks and
+        everything below them), else None."""
+        return self.parts[0] if self.kind in ("experiment", "task") else None
+
+    @property
+    def number(self) -> int:
+        """Return the number of a version, a version's question, or a task (0 otherwise)."""
+        numbered = self.kind in ("version", "question", "task") and len(self.parts) > 1
+        return int(self.parts[1]) if numbered else 0
+
+    @property
+    def exact(self) -> bool:
+        """Return whether the IRI is the resource itself, not something below it."""
+        return not self.rest
+
+
+# kind, the first path segment, and the shape of the segments after it (``*``: any one).
+_LAYOUT: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("question", "dataset", ("*", "v#", "question", "*")),
+    ("version", "dataset", ("*", "v#")),
+    ("dataset", "dataset", ("*",)),
+    ("task", "task", ("*", "#")),
+    # below an experiment's tasks but not a task: still that experiment's (no number)
+    ("task", "task", ("*",)),
+    ("experiment", "experiment", ("*",)),
+    ("system", "system", ("*",)),
+    ("kb", "kb", ("*",)),
+    ("rag-run", "rag", ("run", "*")),
+)
+
+
+def _fits(segments: list[str], shape: tuple[str, ...]) -> bool:
+    if len(segments) < len(shape):
+        return False
+    for segment, want in zip(segments, shape, strict=False):
+        if want == "#" and not segment.isdigit():
+            return False
+        if want == "v#" and not (segment[:1] == "v" and segment[1:].isdigit()):
+            return False
+        if want not in ("*", "#", "v#") and segment != want:
+            return False
+    return all(segments[: len(shape)])
+
+
+def parse(base: str, iri: str) -> Ref | None:
+    """Return what ``iri`` (an IRI under ``base``, or a site path) names; None if outside.
+
+    >>> parse("http://x.test", "http://x.test/task/202401010001/3")
+    Ref(kind='task', parts=('202401010001', '3'), rest=())
+    >>> parse("http://x.test", "/dataset/qald-9/v2/question/7").number
+    2
+    >>> ref = parse("http://x.test", "http://x.test/experiment/42/cube")
+    >>> ref.kind, ref.experiment, ref.exact
+    ('experiment', '42', False)
+    >>> parse("http://x.test", "http://x.test/system/a%20b").parts
+    ('a b',)
+    >>> parse("http://x.test", "http://elsewhere.test/experiment/1") is None
+    True
+    """
+    prefix = base.rstrip("/") + "/"
+    if iri.startswith(prefix):
+        path = iri[len(prefix) :]
+    elif iri.startswith("/"):
+        path = iri[1:]
+    else:
+        return None
+    path = path.split("#", 1)[0].split("?", 1)[0]
+    head, _, tail = path.partition("/")
+    segments = tail.split("/") if tail else []
+    if head == "graph":
+        return Ref("graph", tuple(unquote(s) for s in segments))
+    for kind, first, shape in _LAYOUT:
+        if head == first and _fits(segments, shape):
+            picked = [
+                unquote(s[1:] if want == "v#" else s)
+                for s, want in zip(segments, shape, strict=False)
+                if want in ("*", "#", "v#")
+            ]
+            return Ref(kind, tuple(picked), tuple(unquote(s) for s in segments[len(shape) :]))
+    return Ref("other", tuple(unquote(s) for s in [head, *segments] if s))

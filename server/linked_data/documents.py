@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import islice
-from urllib.parse import unquote
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
 from server.services import Services, Visibility
 from store import graphs
+from vocab import iris
 from vocab.project import QAB
 from vocab.qb import QB
 
@@ -60,21 +60,18 @@ def _describe(svc: Services, iri: NamedNode, graph: NamedNode, out: dict[Quad, N
 
 def experiment_graph_of(svc: Services, iri: NamedNode) -> NamedNode | None:
     """Return the graph of the experiment ``iri`` if ``iri`` names one (by its URL layout)."""
-    prefix = f"{svc.base}/experiment/"
-    if not iri.value.startswith(prefix) or "/" in iri.value[len(prefix) :]:
+    ref = iris.parse(svc.base, iri.value)
+    if ref is None or ref.kind != "experiment" or not ref.exact:
         return None
-    return graphs.experiment_graph(svc.base, iri.value[len(prefix) :])
+    return graphs.experiment_graph(svc.base, ref.parts[0])
 
 
 def owner_graph(svc: Services, iri: NamedNode) -> NamedNode | None:
     """Return the experiment graph that holds ``iri`` by its URL layout (experiments, tasks and
     everything below them), or ``None`` for resources that are not an experiment's."""
-    for kind in ("experiment", "task"):
-        prefix = f"{svc.base}/{kind}/"
-        if iri.value.startswith(prefix):
-            experiment_id = unquote(iri.value[len(prefix) :].split("/", 1)[0].split("#", 1)[0])
-            return graphs.experiment_graph(svc.base, experiment_id) if experiment_id else None
-    return None
+    ref = iris.parse(svc.base, iri.value)
+    experiment = ref.experiment if ref is not None else None
+    return graphs.experiment_graph(svc.base, experiment) if experiment else None
 
 
 def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:

@@ -7,9 +7,12 @@ text is passed as data: the templates autoescape it, and nothing here marks mark
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, parse
 
 from vocab.prefixes import PUBLISHED
 from vocab.project import QAB
@@ -80,10 +83,42 @@ def href(iri: str, base: str) -> str | None:
     return None
 
 
-def term_view(term: object, base: str) -> TermView:
-    """Return the display form of an RDF term."""
+@functools.cache
+def vocabulary_labels() -> dict[str, str]:
+    """Return the ``rdfs:label`` of every term of our vocabulary (read once)."""
+    data = resources.files("vocab").joinpath("project.ttl").read_bytes()
+    return {
+        t.subject.value: t.object.value
+        for t in parse(data, RdfFormat.TURTLE)
+        if t.predicate == RDFS.label
+        and isinstance(t.subject, NamedNode)
+        and isinstance(t.object, Literal)
+        and t.object.language in (None, "en")
+    }
+
+
+# Predicates whose values name a resource for people, best first.
+_LABELS = (DCTERMS.title, RDFS.label)
+
+
+def labels_in(quads: Iterable[Quad]) -> dict[str, str]:
+    """Return a label for every IRI ``quads`` give a title or label (titles win)."""
+    found: dict[str, tuple[int, str]] = {}
+    for quad in quads:
+        if quad.predicate in _LABELS and isinstance(quad.object, Literal):
+            rank = _LABELS.index(quad.predicate)
+            key = quad.subject.value if isinstance(quad.subject, NamedNode) else ""
+            if key and (key not in found or rank < found[key][0]):
+                found[key] = (rank, quad.object.value)
+    return {k: v for k, (_, v) in found.items()}
+
+
+def term_view(term: object, base: str, labels: dict[str, str] | None = None) -> TermView:
+    """Return the display form of an RDF term; IRIs show their label when one is known
+    (``labels``, else our vocabulary's), else a prefixed name, else the IRI."""
     if isinstance(term, NamedNode):
-        return TermView("uri", term.value, curie(term.value), href(term.value, base))
+        label = (labels or {}).get(term.value) or vocabulary_labels().get(term.value)
+        return TermView("uri", term.value, label or curie(term.value), href(term.value, base))
     if isinstance(term, BlankNode):
         return TermView("bnode", term.value, "_:" + term.value)
     if isinstance(term, Literal):
@@ -116,6 +151,7 @@ def describe(quads: list[Quad], focus: NamedNode, base: str | None = None) -> li
         base = f"{scheme}://{rest.split('/', 1)[0]}"
     grouped: dict[str, dict[str, list[object]]] = {}
     terms: dict[str, object] = {}
+    labels = labels_in(quads)
     for quad in quads:
         key = str(quad.subject)
         terms[key] = quad.subject
@@ -128,9 +164,9 @@ def describe(quads: list[Quad], focus: NamedNode, base: str | None = None) -> li
         rows = tuple(
             PropertyRow(
                 term_view(NamedNode(p), base),
-                tuple(term_view(v, base) for v in sorted(vals, key=str)),
+                tuple(term_view(v, base, labels) for v in sorted(vals, key=str)),
             )
             for p, vals in sorted(grouped[key].items())
         )
-        views.append(SubjectView(term_view(terms[key], base), rows))
+        views.append(SubjectView(term_view(terms[key], base, labels), rows))
     return views

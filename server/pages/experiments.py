@@ -12,7 +12,7 @@ the experiment come from ``server.linked_data.routes.serve_resource``.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
@@ -24,11 +24,13 @@ from evaluators.reports.experiment import ExperimentReport, experiment_report
 from evaluators.reports.headline import headline
 from evaluators.reports.render import to_csv
 from evaluators.reports.tables import results_table, significance_tables, summary_table
+from evaluators.results import BIOASQ_TYPES, type_order
 from server.linked_data.documents import experiment_graph_of
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import describe
 from server.pages.tables import (
     Footnotes,
+    TaskRows,
     bioasq_columns,
     bioasq_rows,
     classic_columns,
@@ -48,6 +50,8 @@ bp = Blueprint("experiment", __name__)
 
 # Seconds between reloads of a page whose tasks are still queued or running.
 REFRESH_SECONDS = 3
+# The experiment types whose systems x datasets matrices open the page (the headline results).
+_GLANCE_TYPES = frozenset({"QA", *BIOASQ_TYPES})
 _OPEN = (TaskStatus.QUEUED, TaskStatus.RUNNING)
 
 
@@ -152,6 +156,13 @@ def experiment_csv(svc: Services, iri: NamedNode, vis: Visibility) -> bytes:
     return to_csv(results_table(report.read.tasks, report.sanity)).encode("utf-8")
 
 
+def _split(rows: list[TaskRows]) -> tuple[list[TaskRows], list[TaskRows]]:
+    """Split result rows into each task's first (QA) row and its sub-experiment rows."""
+    first = [replace(t, rows=t.rows[:1]) for t in rows]
+    rest = [replace(t, rows=t.rows[1:]) for t in rows if len(t.rows) > 1]
+    return first, rest
+
+
 def _render(
     svc: Services, iri: NamedNode, graph: NamedNode, experiment_id: str, vis: Visibility
 ) -> str:
@@ -161,22 +172,31 @@ def _render(
     state = progress(read.tasks)
     bio_columns = bioasq_columns(read.tasks)
     can_publish = graph in vis.unlocked
+    glance = [m for m in report.matrices if m.experiment_type in _GLANCE_TYPES]
+    others = [m for m in report.matrices if m.experiment_type not in _GLANCE_TYPES]
+    qa_rows, sub_rows = _split(qald_rows(read.tasks, notes))
     return render_template(
         "experiment.html",
         title=f"Experiment {experiment_id}",
         facts=read.facts,
         state=state,
         refresh=REFRESH_SECONDS if state.running else None,
+        glance=[report_table(summary_table(s), notes) for s in glance],
         columns=main_columns(),
-        rows=qald_rows(read.tasks, notes),
+        rows=qa_rows,
+        sub_rows=sub_rows,
+        sub_types=sorted({r.experiment_type for t in sub_rows for r in t.rows}, key=type_order),
         classic_columns=classic_columns(),
         classic_rows=classic_rows(read.tasks, notes),
         headlines=[
             (p, column(headline(p)[0]).label)
             for p in dict.fromkeys(t.plan.profile for t in read.tasks)
         ],
-        languages=[report_table(summary_table(s), notes) for s in report.languages],
-        matrices=[report_table(summary_table(s), notes) for s in report.matrices],
+        # one language: its table repeats the matrices above
+        languages=[
+            report_table(summary_table(s), notes) for s in report.languages if len(s.columns) > 1
+        ],
+        matrices=[report_table(summary_table(s), notes) for s in others],
         significance=[
             report_table(t, notes) for g in report.significance for t in significance_tables(g)
         ],

@@ -17,13 +17,14 @@ Ranking itself is pure (``evaluators.reports.leaderboard``), so other lists can 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
-from evaluators.datasets.library import list_versions
 from evaluators.experiments.results import type_name
 from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.reports.headline import Ranked, headline, ranking_measures
@@ -38,13 +39,14 @@ from evaluators.results import (
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.pages.charts import bar_chart
 from server.pages.compare import DATA_FORMS
-from server.pages.pagination import Page, page_links, page_number, paginate
+from server.pages.summaries import Dataset, dataset_of, profile_name
 from server.pages.tables import column, format_value
 from server.services import Services
 from server.sparql.page import query_link
 from server.web.negotiation import CSV, HTML, JSON_REPORT
+from server.web.pagination import Page, page_links, page_number, paginate
 from server.web.problems import Problem
-from store import graphs, queries
+from store import queries
 
 bp = Blueprint("leaderboard", __name__)
 
@@ -114,23 +116,82 @@ def board_rows(
     return rows
 
 
-def _profile_and_ranking(svc: Services, kind: str) -> tuple[str, tuple[str, str]]:
-    default_profile = (
-        BIOASQ_PROFILE if kind in BIOASQ_TYPES else svc.config.evaluation.default_profile
-    )
-    profile = request.args.get("profile", "").strip() or default_profile
-    if profile != ANY and profile not in PROFILE_TERMS:
+@dataclass(frozen=True, slots=True)
+class Available:
+    """What a board (one dataset version and experiment type) has: its published tasks'
+    systems and experiments, and how many tasks each profile scored."""
+
+    dataset: Dataset
+    systems: frozenset[str]
+    experiments: int
+    profiles: tuple[tuple[str, int], ...]  # most tasks first
+
+
+def available_boards(svc: Services) -> dict[str, dict[str, Available]]:
+    """Return every board with published results: version IRI -> type name -> what it has.
+
+    One pass over the published experiments of the index, once per store generation.
+    """
+
+    def _collect() -> dict[str, dict[str, Available]]:
+        found: dict[tuple[str, str], tuple[set[str], set[str], Counter[str]]] = {}
+        for entry in svc.experiments.newest_first(svc.visibility().can_see):
+            for scores in entry.scores:
+                systems, owners, profiles = found.setdefault(
+                    (scores.version, type_name(NamedNode(scores.type))), (set(), set(), Counter())
+                )
+                systems.add(scores.system)
+                owners.add(entry.iri)
+                profiles[profile_name(scores)] += 1
+        out: dict[str, dict[str, Available]] = {}
+        for (version, kind), (systems, owners, profiles) in sorted(found.items()):
+            dataset = dataset_of(svc.base, version)
+            if dataset is not None:
+                ranked = tuple(sorted(profiles.items(), key=lambda kv: (-kv[1], kv[0])))
+                out.setdefault(version, {})[kind] = Available(
+                    dataset, frozenset(systems), len(owners), ranked
+                )
+        return out
+
+    return svc.cache.get_or_make(svc.generation, "leaderboard-available", _collect)
+
+
+def board_measures(svc: Services, version: str, kind: NamedNode) -> tuple[str, ...]:
+    """Return the measures some published task on the board has a value for (registry order)."""
+
+    def _collect() -> tuple[str, ...]:
+        present = np.zeros(len(MEASURES), dtype=bool)
+        for _entry, scores in svc.experiments.board(version, kind.value, svc.visibility().can_see):
+            present |= np.isfinite(np.frombuffer(scores.values, dtype=np.float64))
+        return tuple(m for m, here in zip(MEASURES, present, strict=True) if here)
+
+    return svc.cache.get_or_make(svc.generation, f"board-measures {version} {kind}", _collect)
+
+
+def _profile(svc: Services, kind: str, available: Available | None) -> str:
+    """Return the requested profile, else the default one if the board has it, else the
+    profile that scored most of the board's tasks."""
+    default = BIOASQ_PROFILE if kind in BIOASQ_TYPES else svc.config.evaluation.default_profile
+    profile = request.args.get("profile", "").strip()
+    if profile and profile != ANY and profile not in PROFILE_TERMS:
         known = ", ".join((ANY, *PROFILE_TERMS))
         raise Problem(400, f"Unknown profile {profile[:40]!r}; expected one of: {known}")
+    if profile:
+        return profile
+    having = [p for p, _ in available.profiles] if available is not None else []
+    return default if default in having or not having else having[0]
+
+
+def _ranking(svc: Services, kind: str, profile: str) -> tuple[str, str]:
+    default = BIOASQ_PROFILE if kind in BIOASQ_TYPES else svc.config.evaluation.default_profile
     chosen = request.args.get("measure", "").strip() or None
     try:
-        ranking = ranking_measures(default_profile if profile == ANY else profile, kind, chosen)
+        return ranking_measures(default if profile == ANY else profile, kind, chosen)
     except KeyError:
         raise Problem(
             400,
             f"Unknown measure {(chosen or '')[:40]!r}; expected one of: {', '.join(MEASURES)}",
         ) from None
-    return profile, ranking
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,36 +205,44 @@ class Board:
     ranked: Ranked[Entry]
     query: str
     page: Page[tuple[int, Entry]]
+    available: dict[str, dict[str, Available]]
+    measures: tuple[str, ...]
+
+
+def _ranked(
+    svc: Services, version: NamedNode, term: NamedNode, ranking: tuple[str, str], profile: str
+) -> Ranked[Entry]:
+    def _rank() -> Ranked[Entry]:
+        found = board_rows(svc, version, term, ranking)
+        rows = [r for r in found if profile == ANY or r["profile"] == profile]
+        return board(best_per_system(rows, ranking))
+
+    # Published results change only with the store: ranked once per generation and board.
+    key = f"leaderboard {version} {term} {' '.join(ranking)} {profile}"
+    return svc.cache.get_or_make(svc.generation, key, _rank)
 
 
 def _load_board(reader: Reader) -> Board:
     svc = reader.svc
     version = request.args.get("version", "").strip()
     kind, term = _type_term(svc, request.args.get("type", "").strip() or "QA")
-    profile, ranking = _profile_and_ranking(svc, kind)
+    boards = available_boards(svc)
+    profile = _profile(svc, kind, boards.get(version, {}).get(kind))
+    ranking = _ranking(svc, kind, profile)
     ranked: Ranked[Entry] = board(())
     text = ""
+    measures: tuple[str, ...] = ()
     if version:
         try:
             version_term = NamedNode(version)
         except ValueError as exc:
             raise Problem(400, "Pass ?version= as the absolute IRI of a dataset version.") from exc
         text = board_query(version_term, term, ranking)  # what the page links to
-
-        def _ranked() -> Ranked[Entry]:
-            found = board_rows(svc, version_term, term, ranking)
-            rows = [r for r in found if profile == ANY or r["profile"] == profile]
-            return board(best_per_system(rows, ranking))
-
-        # Published results change only with the store: ranked once per generation and board.
-        ranked = svc.cache.get_or_make(
-            svc.generation,
-            f"leaderboard {version_term} {term} {' '.join(ranking)} {profile}",
-            _ranked,
-        )
+        ranked = _ranked(svc, version_term, term, ranking, profile)
+        measures = board_measures(svc, version, term)
     size = svc.config.server.page_size
     page = paginate(ranked.ranked, len(ranked.ranked), page_number(), size)
-    return Board(version, kind, profile, ranking, ranked, text, page)
+    return Board(version, kind, profile, ranking, ranked, text, page, boards, measures)
 
 
 def _board_csv(_reader: Reader, found: Board) -> str:
@@ -210,13 +279,13 @@ def _board_html(reader: Reader, found: Board) -> str:
         kind=found.kind,
         profile=found.profile,
         measure=ranking[0],
-        measures=list(MEASURES),
+        measures=[m for m in MEASURES if m in found.measures or m in ranking],
+        boards=found.available,
+        undefined_note=undefined_note(found),
+        chosen=found.available.get(found.version, {}),
         headline=headline(default if found.profile == ANY else found.profile, found.kind)[0],
-        versions=svc.cache.get_or_make(
-            svc.generation, "leaderboard-versions", lambda: _versions(svc)
-        ),
         types=EXPERIMENT_TYPES,
-        profiles=(ANY, *PROFILE_TERMS),
+        profiles=_profiles_offered(found),
         columns=(column(ranking[0]), column(ranking[1])),
         entries=page.rows,
         sanity=list(found.ranked.sanity),
@@ -256,10 +325,31 @@ def leaderboard() -> Response:
     return serve(LEADERBOARD, "/leaderboard")
 
 
-def _versions(svc: Services) -> list[tuple[str, str]]:
-    """Return ``(IRI, label)`` of every public dataset version, for the form's suggestions."""
-    if not svc.visibility().can_see(graphs.catalog_graph(svc.base)):
-        return []
-    # list_versions only uses what every RdfStore offers.
-    found = list_versions(svc.store, svc.base)
-    return [(v.iri, f"{v.name} v{v.version}") for v in found]
+# Experiment types scored on the markings of the system's SPARQL query, not its answers.
+_QUERY_TYPES = frozenset({"AIT2KB", "C2KB", "P2KB", "RE2KB"})
+
+
+def undefined_note(found: Board) -> str:
+    """Return what the reader must know about values that are undefined or measure queries."""
+    notes = []
+    missing = sum(1 for _, e in found.ranked.ranked if e.first is None)
+    if missing:
+        notes.append(
+            f"{MEASURES[found.ranking[0]].label} is undefined for {missing} system(s) on this "
+            "board (for example Macro F1 QALD when the mean precision and recall are both 0): "
+            "they are listed last, unranked by it."
+        )
+    if found.kind in _QUERY_TYPES:
+        notes.append(
+            f"{found.kind} compares the SPARQL query a system gave with the gold query: a "
+            "system whose answers carry no queries (an answers file of answers only) scores 0 "
+            "here, which says that it was not measured, not that its queries were wrong."
+        )
+    return " ".join(notes)
+
+
+def _profiles_offered(found: Board) -> list[str]:
+    """Return the profiles the board's tasks were scored under (and ``any``)."""
+    available = found.available.get(found.version, {}).get(found.kind)
+    having = [p for p, _ in available.profiles] if available is not None else list(PROFILE_TERMS)
+    return [ANY, *having] if len(having) > 1 or found.profile == ANY else having

@@ -3,90 +3,66 @@
 The pages of single datasets, experiments, tasks and systems are their siblings in
 ``server.pages``; the VoID description and the dump live in ``server.linked_data``.
 
-Each list is shown a page at a time (``server.pages.pagination``), is also an RDF document (the
-list page negotiates like any resource) and links to a SPARQL query that reproduces its table.
-The experiments and systems come from the experiment index (``server.listings``),
-filtered by what the reader may see, so a page costs what it shows whatever the store holds;
-the datasets come from a canned query on the catalog graph.
+Each list is shown a page at a time (``server.web.pagination``), is also an RDF document (a
+``hydra:Collection`` of its members: the list page negotiates like any resource) and links to a
+SPARQL query that reproduces it. The experiment list shows each experiment's systems, dataset
+versions, headline result, state and date, and sorts (``?sort=`` newest, oldest, score, system,
+dataset); the system list each system's experiments, datasets and best result. Both come from the
+experiment index (``server.listings``, through ``server.pages.summaries``), filtered by what the
+reader may see, so a page costs what it shows whatever the store holds; the datasets come from a
+canned query on the catalog graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
 from server.linked_data.description import render_description
 from server.linked_data.pipeline import Reader, Resource, serve
-from server.linked_data.terms import term_view
 from server.listings import ExperimentEntry
-from server.pages.pagination import Page, page_links, page_number, paginate, view_quads
+from server.pages.summaries import SORTS, experiment_row, sort_key, system_rows
 from server.services import Services, Visibility, services
 from server.sparql.page import query_link
 from server.web.auth import request_tokens
 from server.web.negotiation import PAGE_FORMATS, RDF_FORMATS, split_extension
+from server.web.pagination import Page, page_links, page_number, paginate, view_quads
+from server.web.problems import Problem
 from store import graphs, queries
-from store.triplestore import QueryResult
 from vocab import iris
-from vocab.standard import DCTERMS, HYDRA, RDFS, XSD
+from vocab.standard import DCTERMS, HYDRA, RDFS
 
 bp = Blueprint("pages", __name__)
 
 
-def _rows(result: QueryResult) -> list[dict[str, object]]:
-    names = [v.value for v in result.variables]  # type: ignore[union-attr]
-    return [{n: s[n] for n in names} for s in result]  # type: ignore[union-attr]
-
-
-def _select(
-    svc: Services,
-    name: str,
-    *,
-    default: list[NamedNode] | None = None,
-    named: list[NamedNode] | None = None,
-) -> list[dict[str, object]]:
-    # Explicit (possibly empty) graph lists: the query never sees a graph not passed here.
-    result = svc.store.query(
-        queries.load(name), default_graph=list(default or []), named_graphs=list(named or [])
-    )
-    return _rows(result)
-
-
-Row = dict[str, NamedNode | Literal | None]
-
-
 @dataclass(frozen=True, slots=True)
 class ListPage:
-    """A list as one page shows it: what it is, and the page of rows."""
+    """A list as one page shows it: its template and title, the members of the page (the RDF
+    form), the query that reproduces it, and what the template shows."""
 
+    template: str
     title: str
+    members: list[NamedNode]
+    page: Page[Any]
     query_name: str
-    columns: list[str]
-    member_column: str
-    intro: str
-    page: Page[Row]
+    shown: dict[str, Any]
 
 
 def _list_html(reader: Reader, listed: ListPage) -> str:
-    svc, page = reader.svc, listed.page
-    table = [
-        {c: (term_view(r[c], svc.base) if r.get(c) is not None else None) for c in listed.columns}
-        for r in page.rows
-    ]
-    links = page.neighbours(reader.stem)
+    links = listed.page.neighbours(reader.stem)
     return render_template(
-        "list.html",
+        listed.template,
         title=listed.title,
-        columns=listed.columns,
-        rows=table,
-        intro=listed.intro,
-        page=page,
+        page=listed.page,
         prev_url=links.get("prev"),
         next_url=links.get("next"),
         query_href=query_link(queries.load(listed.query_name)),
         alternates=[(f"{reader.stem}.{r.extension}", r.media_type, r.label) for r in PAGE_FORMATS],
+        **listed.shown,
     )
 
 
@@ -94,17 +70,15 @@ def _list_quads(reader: Reader, listed: ListPage) -> list[Quad]:
     collection = NamedNode(reader.base + reader.stem)
     g = DefaultGraph()
     quads = [Quad(collection, RDFS.label, Literal(listed.title, language="en"), g)]
-    for row in listed.page.rows:
-        member = row.get(listed.member_column)
-        if isinstance(member, NamedNode):
-            quads.append(Quad(collection, DCTERMS.hasPart, member, g))
-            quads.append(Quad(collection, HYDRA.member, member, g))
-    quads += view_quads(collection, listed.page, reader.stem, reader.base)  # type: ignore[arg-type]
+    for member in listed.members:
+        quads.append(Quad(collection, DCTERMS.hasPart, member, g))
+        quads.append(Quad(collection, HYDRA.member, member, g))
+    quads += view_quads(collection, listed.page, reader.stem, reader.base)
     return quads
 
 
 def _page_links(reader: Reader, listed: ListPage) -> list[str]:
-    return page_links(listed.page, reader.stem)  # type: ignore[arg-type]
+    return page_links(listed.page, reader.stem)
 
 
 def _serve_list(load: Callable[[Reader], ListPage]) -> Response:
@@ -133,11 +107,15 @@ def _dataset_rows(svc: Services, vis: Visibility) -> list[dict[str, object]]:
     catalog = graphs.catalog_graph(svc.base)
     if not vis.can_see(catalog):
         return []
-    return svc.cache.get_or_make(
-        svc.generation,
-        "dataset-rows",
-        lambda: _select(svc, "page_datasets", default=[catalog]),
-    )
+
+    def _select() -> list[dict[str, object]]:
+        result = svc.store.query(
+            queries.load("page_datasets"), default_graph=[catalog], named_graphs=[]
+        )
+        names = [v.value for v in result.variables]  # type: ignore[union-attr]
+        return [{n: s[n] for n in names} for s in result]  # type: ignore[union-attr]
+
+    return svc.cache.get_or_make(svc.generation, "dataset-rows", _select)
 
 
 @bp.route("/")
@@ -160,6 +138,11 @@ def home(ext: str | None = None) -> Response:
     return render_description("/index", "qabench", ext, home_iri, PAGE_FORMATS, _page)
 
 
+def _value(row: dict[str, object], name: str) -> str:
+    found = row.get(name)
+    return str(getattr(found, "value", "")) if found is not None else ""
+
+
 @bp.route("/datasets")
 @bp.route("/datasets.<ext>")
 def datasets(ext: str | None = None) -> Response:
@@ -168,65 +151,64 @@ def datasets(ext: str | None = None) -> Response:
     def _load(reader: Reader) -> ListPage:
         rows = _dataset_rows(reader.svc, reader.vis)
         page = paginate(rows, len(rows), page_number(), reader.svc.config.server.page_size)
+        shown = [
+            {
+                "path": _value(row, "dataset")[len(reader.base) :],
+                "name": _value(row, "name"),
+                "title": _value(row, "title") or _value(row, "name"),
+                "versions": _value(row, "versions"),
+                "questions": _value(row, "questions"),
+            }
+            for row in page.rows
+        ]
+        members = [r["dataset"] for r in page.rows if isinstance(r.get("dataset"), NamedNode)]
         return ListPage(
-            "Datasets",
-            "page_datasets",
-            ["dataset", "name", "title", "versions", "questions"],
-            "dataset",
-            "Benchmarks loaded into this store. Each has one or more versions "
-            "(files, identified by SHA-256); experiments cite a version.",
-            page,  # type: ignore[arg-type]
-        )
+            "datasets.html", "Datasets", members, page, "page_datasets",  # type: ignore[arg-type]
+            {"rows": shown},
+        )  # fmt: skip
 
     return _serve_list(_load)
+
+
+def _sort() -> str:
+    sort = request.args.get("sort", "").strip() or SORTS[0]
+    if sort not in SORTS:
+        raise Problem(400, f"Unknown sort {sort[:30]!r}; expected one of: {', '.join(SORTS)}")
+    return sort
+
+
+def _sorted_experiments(svc: Services, vis: Visibility, sort: str) -> Sequence[ExperimentEntry]:
+    visible = _visible_experiments(svc, vis)
+    if sort == "newest":
+        return visible
+    if sort == "oldest":
+        return visible[::-1]
+    key = sort_key(sort, svc.base)
+    if key is None:
+        return visible
+    return svc.cache.get_or_make(
+        svc.generation,
+        f"experiments-sorted {sort} {vis.key} {svc.experiments.version}",
+        lambda: sorted(visible, key=key),
+    )
 
 
 @bp.route("/experiments")
 @bp.route("/experiments.<ext>")
 def experiments(ext: str | None = None) -> Response:
-    """Every experiment the reader may see, newest first, a page at a time."""
+    """Every experiment the reader may see, newest first (or sorted), a page at a time."""
 
     def _load(reader: Reader) -> ListPage:
-        visible = _visible_experiments(reader.svc, reader.vis)
+        sort = _sort()
+        entries = _sorted_experiments(reader.svc, reader.vis, sort)
         size = reader.svc.config.server.page_size
-        shown = paginate(visible, len(visible), page_number(), size)
-        rows: list[Row] = [
-            {
-                "experiment": NamedNode(e.iri),
-                "tasks": Literal(str(e.tasks), datatype=XSD.integer),
-                "started": Literal(e.started) if e.started else None,
-                "states": Literal(" ".join(e.states)),
-            }
-            for e in shown.rows
-        ]
-        return ListPage(
-            "Experiments",
-            "page_experiments",
-            ["experiment", "tasks", "started", "states"],
-            "experiment",
-            "Experiments ran QA systems on dataset versions. Private experiments "
-            "appear only to holders of their access token.",
-            Page(shown.number, shown.size, shown.total, rows),
-        )
+        page = paginate(entries, len(entries), page_number(), size)
+        rows = [experiment_row(e, reader.base) for e in page.rows]
+        members = [NamedNode(e.iri) for e in page.rows]
+        shown = {"rows": rows, "sort": sort, "sorts": SORTS}
+        return ListPage("experiments.html", "Experiments", members, page, "page_experiments", shown)
 
     return _serve_list(_load)
-
-
-def _system_rows(svc: Services, vis: Visibility) -> list[Row]:
-    totals: dict[str, tuple[str, int]] = {}
-    for entry in _visible_experiments(svc, vis):
-        for system in entry.systems:
-            label, tasks = totals.get(system.iri, (system.label, 0))
-            totals[system.iri] = (label, tasks + system.tasks)
-    ordered = sorted(totals.items(), key=lambda item: (item[1][0].lower(), item[0]))
-    return [
-        {
-            "system": NamedNode(iri),
-            "label": Literal(label),
-            "tasks": Literal(str(tasks), datatype=XSD.integer),
-        }
-        for iri, (label, tasks) in ordered
-    ]
 
 
 @bp.route("/systems")
@@ -237,19 +219,15 @@ def systems(ext: str | None = None) -> Response:
     def _load(reader: Reader) -> ListPage:
         svc, vis = reader.svc, reader.vis
         # Summed over the experiments' summaries once per change of what the reader may see.
-        rows: list[Row] = svc.cache.get_or_make(
+        rows = svc.cache.get_or_make(
             svc.generation,
             f"system-rows {vis.key} {svc.experiments.version}",
-            lambda: _system_rows(svc, vis),
+            lambda: system_rows(_visible_experiments(svc, vis), svc.base),
         )
         page = paginate(rows, len(rows), page_number(), svc.config.server.page_size)
+        members = [NamedNode(r.iri) for r in page.rows]
         return ListPage(
-            "Systems",
-            "page_systems",
-            ["system", "label", "tasks"],
-            "system",
-            "Question answering systems evaluated here.",
-            page,
+            "systems.html", "Systems", members, page, "page_systems", {"rows": page.rows}
         )
 
     return _serve_list(_load)

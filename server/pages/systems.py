@@ -2,7 +2,7 @@
 
 The experiments of a system come from the experiment index (``server.listings``),
 newest first, each only if the reader may see its graph, ``server.page_size`` of them per page
-(``server.pages.pagination``); per experiment on the page the tasks of this system are read
+(``server.web.pagination``); per experiment on the page the tasks of this system are read
 with their QA results. Nothing outside the visible experiment graphs is read, and a page costs
 what it shows.
 """
@@ -19,10 +19,11 @@ from evaluators.experiments.read import TaskSummary
 from server.linked_data.routes import alternate_links, serve_resource
 from server.listings import ExperimentEntry
 from server.pages.experiments import cached_experiment
-from server.pages.pagination import page_number, paginate
+from server.pages.summaries import results_across_datasets
 from server.pages.tables import Footnotes, main_columns, qald_rows
 from server.services import Services, Visibility
 from server.sparql.page import query_link
+from server.web.pagination import page_number, paginate
 from server.web.problems import Problem
 from store import queries
 from vocab.project import QAB
@@ -93,6 +94,7 @@ def _system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     links = page.neighbours(request.path)
     return render_template(
         "system.html",
+        across=results_across_datasets(entries, svc.base, iri.value),
         title=f"System {facts.label}",
         iri=iri.value,
         facts=facts,

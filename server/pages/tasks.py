@@ -26,7 +26,6 @@ from evaluators.results import BIOASQ_TYPES, MeasureValue
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import href
 from server.pages.experiments import cached_task
-from server.pages.pagination import page_number, paginate
 from server.pages.tables import (
     MAIN_MEASURES,
     Cell,
@@ -48,8 +47,10 @@ from server.pages.task_rows import (
 )
 from server.services import Services, Visibility
 from server.sparql.page import query_link
+from server.web.pagination import page_number, paginate
 from server.web.problems import Problem
 from store import graphs
+from vocab import iris
 
 bp = Blueprint("task", __name__)
 
@@ -87,12 +88,10 @@ def _filters(types: list[str]) -> Filters:
 
 
 def _task_parts(svc: Services, iri: NamedNode) -> tuple[str, int] | None:
-    prefix = f"{svc.base}/task/"
-    rest = iri.value[len(prefix) :] if iri.value.startswith(prefix) else ""
-    experiment_id, _, number = rest.partition("/")
-    if not experiment_id or not number.isdigit():
+    ref = iris.parse(svc.base, iri.value)
+    if ref is None or ref.kind != "task" or not ref.exact or not ref.number:
         return None
-    return experiment_id, int(number)
+    return ref.parts[0], ref.number
 
 
 def _table(

@@ -87,6 +87,8 @@ def test_crawl_every_page_validate_and_screenshot(
                 response and response.status,
             )
             page.screenshot(path=str(shots / f"{_slug(path)}.png"))
+            shown = page.inner_text("body")
+            assert "^^xsd:" not in shown and "^^" not in shown, path
             html = http.get(path, headers={"Accept": "text/html"})
             file = tmp_path / f"{len(saved):03d}-{_slug(path)}.html"
             file.write_bytes(html.content)
@@ -152,7 +154,7 @@ def test_token_form_opens_the_private_experiment(page, live_server: LiveServer) 
 
 def test_leaderboard_form_draws_public_results_only(page, live_server: LiveServer) -> None:  # type: ignore[no-untyped-def]
     page.goto(live_server.url + "/leaderboard")
-    page.fill("#version", f"{BASE}/dataset/demo-qa/v1")
+    page.select_option("#version", f"{BASE}/dataset/demo-qa/v1")
     page.click("form.leaderboard button")
     page.wait_for_selector("svg.chart rect")
     assert page.locator("svg.chart rect").count() == 1
@@ -171,3 +173,43 @@ def test_markup_in_question_strings_is_shown_not_run(page, live_server: LiveServ
     page.goto(live_server.url + "/sparql?" + urlencode({"query": query}))
     assert page.evaluate("window.__xss") is None
     assert XSS_TEXT in page.inner_text("#results")
+
+
+# What a researcher must see first on each page (hand-built store: Demo System scored Macro F1
+# QALD 0.5 on demo-qa v1 in the published experiment).
+RESULTS_FIRST = {
+    "/experiments": ["Demo System", "demo-qa v1", "0.5000", "finished"],
+    "/systems": ["Demo System", "0.5000", "demo-qa v1"],
+    "/dataset/demo-qa": ["Demo QA", "v1", "resource 3"],
+    "/dataset/demo-qa/v1": ["Questions", "Who is the mayor of Berlin?", "resource 3"],
+    "/experiment/202401010001": ["Demo System", "0.5000", "Macro F1 QALD"],
+    "/leaderboard": ["demo-qa v1"],
+    f"/leaderboard?version={BASE}/dataset/demo-qa/v1": ["Demo System", "0.5000"],
+    "/system/demo-system": ["demo-qa v1", "0.5000"],
+}
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_pages_show_results_first(page, live_server: LiveServer, width: int) -> None:  # type: ignore[no-untyped-def]
+    page.set_viewport_size({"width": width, "height": 900})
+    shots = ARTIFACTS / "pages"
+    shots.mkdir(parents=True, exist_ok=True)
+    checked = 0
+    for path, facts in RESULTS_FIRST.items():
+        response = page.goto(live_server.url + path)
+        assert response is not None and response.status == 200, path
+        page.screenshot(path=str(shots / f"first-{_slug(path)}-{width}.png"), full_page=True)
+        for fact in facts:
+            found = page.get_by_text(fact, exact=False).filter(visible=True).first
+            assert found.is_visible(), (path, fact)
+            box = found.bounding_box()
+            # on the first screen, without scrolling
+            assert box is not None and box["y"] < 900, (path, fact, box)
+            checked += 1
+        text = page.inner_text("main")
+        assert "^^" not in text, path
+        # IRIs are shown as labels; the citable IRI of the page itself is the exception
+        cited = page.locator("code.cite").all_inner_texts()
+        raw = [w for w in text.split() if w.startswith(BASE) and w not in cited]
+        assert not raw, (path, raw)
+    assert checked == sum(len(f) for f in RESULTS_FIRST.values())

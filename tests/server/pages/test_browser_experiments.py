@@ -67,8 +67,12 @@ def test_submit_follow_publish_and_walk_the_experiment_pages(
     page.click("#experiment-link")
     expect(page.locator("#experiment-state")).to_have_text("finished", timeout=WAIT_MS)
     assert "not yet: private" in page.inner_text("#published")
+    # one row per task in the QA table; the sub-experiments wait, collapsed, below it
     rows = page.locator("table.results tbody.task")
-    assert rows.count() == 2
+    assert rows.filter(visible=True).count() == 2
+    assert page.locator("#sub-experiments table.results").is_hidden()
+    page.click("#sub-experiments summary")
+    assert page.locator("#sub-experiments table.results").is_visible()
     _shot(page, "03-experiment-private")
     page.click("form.publish button")
     expect(page.locator("#published time")).to_be_visible()
@@ -77,7 +81,7 @@ def test_submit_follow_publish_and_walk_the_experiment_pages(
     _shot(page, "04-experiment-published")
 
     # The task page of the answers file, then its "only wrong" filter (a GET form).
-    page.click("table.results >> text=Task 1")
+    page.click("table.results >> nth=0 >> text=Task 1")
     page.wait_for_url("**/task/*/1")
     assert page.inner_text("h1") == f"Task 1 of experiment {experiment_id}"
     all_rows = page.locator("table.questions tbody tr").count()
@@ -107,7 +111,8 @@ def test_submit_follow_publish_and_walk_the_experiment_pages(
     # The leaderboard from the navigation, its form, then a system page from its table.
     page.click("nav >> text=Leaderboard")
     version = f"{PAGES_BASE}/dataset/{EXAMPLE_DATASET}/v1"
-    page.fill("#version", version)
+    # chosen from the datasets that have published results
+    page.select_option("#version", version)
     page.click("form.leaderboard button")
     page.wait_for_selector("svg.chart rect")
     # gold answers from the gold standard: a sanity check, listed apart and not ranked

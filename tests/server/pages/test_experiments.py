@@ -48,21 +48,27 @@ def test_experiment_page_has_a_row_per_task_and_type_with_the_stored_values(
     assert f'</experiment/{eid}.ttl>; rel="alternate"' in response.headers["Link"]
     html = response.get_data(as_text=True)
     assert f"{PAGES_BASE}/experiment/{eid}" in html  # the citable IRI
-    (table,) = html_tables(html, "results")
-    body = [cell_texts(row) for row in table[1:]]
+    # QA rows first; each task's sub-experiment rows in the (collapsed) second table
+    qa_table, sub_table = html_tables(html, "results")[:2]
+    body = [cell_texts(row) for row in qa_table[1:]]
+    sub_body = [cell_texts(row) for row in sub_table[1:]]
     tasks = tasks_by_system(pages_world, eid)
     checked = 0
     for system in ("example-answers", "wrong-answers", "gold"):
         task = tasks[system]
-        start = next(n for n, row in enumerate(body) if f"Task {task.plan.number}" in row)
+        marker = f"Task {task.plan.number}"
+        start = next(n for n, row in enumerate(body) if marker in row)
+        sub_start = next(n for n, row in enumerate(sub_body) if marker in row)
         kinds = [r.experiment_type for r in task.results]
         expected_types = [t for t in QA_TYPES if t in kinds]
         first = body[start]
         assert first[1:6] == [system, f"{EXAMPLE_DATASET} v1", "en", "strict", "QA"]
+        assert body[start + 1 : start + 2] == [] or marker not in body[start + 1]
         for offset, kind in enumerate(expected_types):
-            row = body[start + offset]
-            cells = row[6:13] if offset == 0 else row[1:8]
-            assert (row[5] if offset == 0 else row[0]) == kind
+            row = first if offset == 0 else sub_body[sub_start + offset - 1]
+            opens = offset in (0, 1)  # the first row of each table carries the task's cells
+            cells = row[6:13] if opens else row[1:8]
+            assert (row[5] if opens else row[0]) == kind
             result = next(r for r in task.results if r.experiment_type == kind)
             for measure, text in zip(MAIN_MEASURES, cells, strict=True):
                 value = next((m for m in result.measures if m.measure == measure), None)
@@ -82,7 +88,7 @@ def test_aborted_task_shows_its_state_message_and_error_count(pages_world: Pages
     task = tasks_by_system(pages_world, eid)["down-service"]
     assert task.status.value == "aborted" and task.message
     html = get_page(pages_world, f"/experiment/{eid}").get_data(as_text=True)
-    (table,) = html_tables(html, "results")
+    table = html_tables(html, "results")[0]
     row = next(cell_texts(r) for r in table if f"Task {task.plan.number}" in cell_texts(r))
     assert row[1] == "down-service"
     assert task.message in row[6]  # one cell spans the measure columns
@@ -98,7 +104,7 @@ def test_undefined_values_read_undefined_with_their_reason(pages_world: PagesWor
     undefined = next(m for m in qa.measures if m.measure == "macro_f1_qald")
     assert undefined.value is None and undefined.undefined_reason
     html = get_page(pages_world, f"/experiment/{eid}").get_data(as_text=True)
-    (table,) = html_tables(html, "results")
+    table = html_tables(html, "results")[0]
     row = next(r for r in table if f"Task {task.plan.number}" in cell_texts(r))
     text, attrs = row[12]
     assert text.startswith("undefined") and attrs["title"] == undefined.undefined_reason
@@ -306,6 +312,11 @@ def test_system_page_lists_the_visible_tasks_of_the_system(pages_world: PagesWor
     assert sorted(starts) == sorted(
         [f"Task 4 of {pages_world.published.id}", f"Task 1 of {pages_world.tiny.id}"]
     )
+    # its results across datasets come first: one row per dataset version, best value
+    (across,) = html_tables(html, "across")
+    rows = {cell_texts(r)[0]: cell_texts(r) for r in across[1:]}
+    assert set(rows) == {f"{EXAMPLE_DATASET} v1", "tiny-qa v1"}
+    assert rows[f"{EXAMPLE_DATASET} v1"][1] == "1.0000" and rows["tiny-qa v1"][3] == "1"
     assert get_page(pages_world, "/system/gold-private").status_code == 404
     token = {"Authorization": f"Bearer {pages_world.private.token}", **HTML}
     assert get_page(pages_world, "/system/gold-private", token).status_code == 200
@@ -387,7 +398,7 @@ def test_experiment_page_reports_classic_measures_languages_and_significance(
     client = forms_app.test_client()
     html = client.get(f"/experiment/{submission.id}", headers=HTML).get_data(as_text=True)
     # the classic script's values, F-1 Global included
-    (classic,) = html_tables(html, "results")[1:2]
+    (classic,) = [t for t in html_tables(html, "results") if "F-1 Global" in cell_texts(t[0])]
     assert "F-1 Global" in cell_texts(classic[0]) and "F1 (processed)" in cell_texts(classic[0])
     mine_classic = next(
         t for t in summary.tasks if t.plan.system == "mine" and t.plan.profile == "qald-classic"

@@ -121,7 +121,7 @@ def test_bearer_submission_starts_a_background_run_and_returns_the_token(forms_a
     wait_for(forms_app, body["id"])
     assert forms_app.extensions["services"].generation > before  # notify_write ran
     page = client.get(body["page"], headers=HTML).get_data(as_text=True)
-    (table,) = html_tables(page, "results")
+    table = html_tables(page, "results")[0]
     assert cell_texts(table[1])[1] == "gold" and cell_texts(table[1])[-1].startswith("finished")
 
 
