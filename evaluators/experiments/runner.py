@@ -54,6 +54,8 @@ from evaluators.knowledge.execution import (
     QueryExecutor,
     open_executor,
 )
+from evaluators.knowledge.reference import lexical_reference_differences
+from evaluators.model import Dataset
 from evaluators.qa.markings import Markings
 from evaluators.systems.protocol import public_url
 from evaluators.systems.registry import SystemRegistry
@@ -134,6 +136,7 @@ class ExperimentRunner:
             release=release,
             knowledge=lambda eid: self._knowledge(self._kb_spec(eid))[0],
             completion=self._completion,
+            reference_notes=self._reference_notes,
         )
         self._live: set[str] = set()
         self._cancel: dict[str, threading.Event] = {}
@@ -159,6 +162,17 @@ class ExperimentRunner:
 
     def _completion(self, eid: str) -> Completion | None:
         """Return the step that runs SPARQL-only answers on the KB (None: no KB, or turned off)."""
+        executor = self._executor(eid)
+        return executing(executor) if executor is not None else None
+
+    def _reference_notes(self, eid: str, dataset: Dataset) -> Mapping[str, str] | None:
+        """Return where the dataset's reference queries give another result on the KB than its
+        published gold (TEXT2SPARQL engine differences; None without a KB to run them on)."""
+        executor = self._executor(eid)
+        return lexical_reference_differences(dataset, executor) if executor is not None else None
+
+    def _executor(self, eid: str) -> QueryExecutor | None:
+        """Return the bounded executor on the experiment's KB (None: no KB, or turned off)."""
         spec = self._kb_spec(eid)
         if not self.limits.execute_queries or not spec:
             return None
@@ -175,7 +189,7 @@ class ExperimentRunner:
                 if isinstance(executor, EndpointExecutor):
                     executor.description = public_url(spec)
                 self._executors[key] = executor
-            return executing(executor)
+            return executor
 
     def _knowledge(self, spec: str) -> tuple[KnowledgeBase | None, model.KbDescription | None]:
         """Return the KB a spec names and its description (``KnowledgeBaseError`` if unknown)."""

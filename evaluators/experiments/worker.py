@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -40,6 +40,7 @@ from evaluators.experiments.task import (
 from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.model import Dataset, Question
 from evaluators.qa.markings import Markings
+from evaluators.qa.profiles import PROFILES
 from evaluators.results import EvaluationResult
 from evaluators.systems.protocol import SystemKind
 from store import graphs
@@ -194,6 +195,7 @@ class TaskWorker:
         release: model.SoftwareRelease,
         knowledge: Callable[[str], KnowledgeBase | None],
         completion: Callable[[str], Completion | None] | None = None,
+        reference_notes: Callable[[str, Dataset], Mapping[str, str] | None] | None = None,
     ) -> None:
         self.writer = writer
         self.store = writer.store
@@ -203,6 +205,7 @@ class TaskWorker:
         self.knowledge = knowledge
         # both take the experiment id: each experiment has its own knowledge base
         self.completion = completion or (lambda _eid: None)
+        self.reference_notes = reference_notes or (lambda _eid, _dataset: None)
         # Scoring parses SPARQL with rdflib, whose pyparsing grammar is not thread-safe; it is
         # CPU-bound anyway, so tasks take turns there (asking the systems still overlaps).
         self._scoring_lock = threading.Lock()
@@ -329,6 +332,12 @@ class TaskWorker:
             return _Failure(model.CODE_UNEXPECTED, f"Unexpected error: {type(exc).__name__}: {exc}")
         return dataset, outcome
 
+    def _notes(self, eid: str, plan: model.TaskPlan, dataset: Dataset) -> Mapping[str, str] | None:
+        rules = PROFILES.get(plan.profile)
+        if rules is None or not rules.is_text2sparql:
+            return None
+        return self.reference_notes(eid, dataset)
+
     def _score(
         self,
         eid: str,
@@ -346,6 +355,7 @@ class TaskWorker:
             bootstrap_samples=self.limits.bootstrap_samples,
             scoring_lock=self._scoring_lock,
             markings_cache=markings,
+            question_notes=self._notes(eid, plan, dataset),
         )
         try:
             result: EvaluationResult = score_replies(dataset, outcome.replies, settings)

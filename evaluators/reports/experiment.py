@@ -21,7 +21,7 @@ from evaluators.reports.comparisons import (
     significance_groups,
     significance_json,
 )
-from evaluators.reports.headline import headline
+from evaluators.reports.headline import headline, question_score
 from evaluators.reports.render import Table
 from evaluators.reports.summaries import (
     Summary,
@@ -68,7 +68,7 @@ def experiment_report(
 
     def per_question(task: TaskSummary) -> Mapping[str, float]:
         values = question_values(store, graph, NamedNode(task.iri), term)
-        return {v.id: v.value("f1") or 0.0 for v in values}
+        return {v.id: question_score(v.value) for v in values}
 
     return ExperimentReport(
         read,

@@ -60,6 +60,19 @@ def headline(profile: str, experiment_type: str = QA) -> tuple[str, str]:
     return ("macro_f1_qald", "macro_f1")
 
 
+def question_score(value: Callable[[str], float | None]) -> float:
+    """Return a question's score for significance tests: its F1, or (TEXT2SPARQL profiles,
+    which report no F1 per question) its headline ``set_f_ndcg``; 0 when undefined.
+
+    >>> question_score({"set_f_ndcg": 0.5}.get), question_score({"f1": 1.0}.get)
+    (0.5, 1.0)
+    """
+    f1 = value("f1")
+    if f1 is not None:
+        return f1
+    return value("set_f_ndcg") or 0.0
+
+
 def ranking_measures(
     profile: str, experiment_type: str = QA, chosen: str | None = None
 ) -> tuple[str, str]:

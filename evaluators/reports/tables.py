@@ -35,6 +35,8 @@ CLASSIC_MEASURES = (
     "global_macro_recall",
     "global_f1",
 )
+# TEXT2SPARQL profiles (trec_eval's set measures, nDCG and the challenge's headline)
+TEXT2SPARQL_MEASURES = ("set_f_ndcg", "set_f", "set_p", "set_recall", "ndcg")
 SANITY_MARK = " (sanity check)"
 
 
@@ -48,7 +50,8 @@ def _value(task: TaskSummary, kind: str, measure: str) -> MeasureValue | None:
 def results_table(tasks: Sequence[TaskSummary], sanity: frozenset[str] = frozenset()) -> Table:
     """Return every finished task's QA-family results, one row per task and experiment type."""
     present = {m.measure for t in tasks for r in t.results for m in r.measures}
-    measures = [m for m in GERBIL_MEASURES + CLASSIC_MEASURES if m in present]
+    known = GERBIL_MEASURES + CLASSIC_MEASURES + TEXT2SPARQL_MEASURES
+    measures = [m for m in known if m in present]
     headings = (
         "Task", "System", "Dataset", "Language", "Profile", "Type",
         *(MEASURES[m].label for m in measures), "Errors", "Questions", "State",

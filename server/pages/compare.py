@@ -29,7 +29,7 @@ from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
 from evaluators.model import question_order
 from evaluators.reports.comparisons import PAIRWISE_ITERATIONS, compare_pair, test_systems
-from evaluators.reports.headline import Ranked, is_sanity, rank, ranking_measures
+from evaluators.reports.headline import Ranked, is_sanity, question_score, rank, ranking_measures
 from evaluators.reports.render import Cell, Table, to_csv
 from evaluators.results import (
     MEASURES,
@@ -131,7 +131,7 @@ def _task(svc: Services, vis: Visibility, ref: str, which: str) -> tuple[TaskSum
 
 
 def _f1(values: list[QuestionValues]) -> dict[str, float]:
-    return {v.id: v.value("f1") or 0.0 for v in values}
+    return {v.id: question_score(v.value) for v in values}
 
 
 def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> Comparison:

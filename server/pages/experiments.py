@@ -39,6 +39,8 @@ from server.pages.tables import (
     main_columns,
     qald_rows,
     report_table,
+    text2sparql_columns,
+    text2sparql_rows,
 )
 from server.services import Services, Visibility
 from server.sparql.page import query_link
@@ -188,6 +190,8 @@ def _render(
         sub_types=sorted({r.experiment_type for t in sub_rows for r in t.rows}, key=type_order),
         classic_columns=classic_columns(),
         classic_rows=classic_rows(read.tasks, notes),
+        t2s_columns=text2sparql_columns(),
+        t2s_rows=text2sparql_rows(read.tasks, notes),
         headlines=[
             (p, column(headline(p)[0]).label)
             for p in dict.fromkeys(t.plan.profile for t in read.tasks)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from evaluators.experiments.read import TaskSummary
 from evaluators.reports.headline import headline
 from evaluators.reports.render import Table
-from evaluators.reports.tables import CLASSIC_MEASURES
+from evaluators.reports.tables import CLASSIC_MEASURES, TEXT2SPARQL_MEASURES
 from evaluators.results import BIOASQ_TYPES, MEASURES, QA_TYPES, ExperimentTypeResult, MeasureValue
 
 # The GERBIL columns of the main table, in GERBIL's order.
@@ -213,6 +213,24 @@ def classic_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRow
         if qa is None or _find(qa, "processed") is None:
             continue
         row = TypeRow("QA", _cells(qa, CLASSIC_MEASURES, task.plan.profile, notes))
+        errors = Cell(str(task.errors)) if task.errors is not None else Cell(DASH)
+        out.append(TaskRows(task, (row,), errors, cell(_find(qa, "avg_millis"), notes)))
+    return out
+
+
+def text2sparql_columns() -> list[Column]:
+    """Return the columns of the TEXT2SPARQL table (the challenge's measures, headline first)."""
+    return [column(m) for m in TEXT2SPARQL_MEASURES]
+
+
+def text2sparql_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRows]:
+    """Return the TEXT2SPARQL values of every task scored under a TEXT2SPARQL profile."""
+    out = []
+    for task in tasks:
+        qa = next((r for r in task.results if r.experiment_type == "QA"), None)
+        if qa is None or _find(qa, "set_f") is None:
+            continue
+        row = TypeRow("QA", _cells(qa, TEXT2SPARQL_MEASURES, task.plan.profile, notes))
         errors = Cell(str(task.errors)) if task.errors is not None else Cell(DASH)
         out.append(TaskRows(task, (row,), errors, cell(_find(qa, "avg_millis"), notes)))
     return out

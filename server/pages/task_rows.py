@@ -16,10 +16,12 @@ from pyoxigraph import BlankNode, Literal, NamedNode, QuerySolutions
 
 from evaluators.datasets import library
 from evaluators.errors import EvaluationError
+from evaluators.experiments.answers import reply_iri
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
 from evaluators.model import question_order
 from evaluators.qa.scoring import Breakdown, breakdowns
+from evaluators.reports.headline import question_score
 from evaluators.results import QA_TYPES, EvaluationResult, ExperimentTypeResult, QuestionScore
 from server.linked_data.terms import TermView, term_view
 from store import queries
@@ -56,9 +58,11 @@ class QuestionLine:
 
     @property
     def is_wrong(self) -> bool:
-        """Return whether the system did not get this question fully right (F1 < 1 or error)."""
-        f1 = self.values.value("f1")
-        return self.values.message is not None or f1 is None or f1 < 1.0
+        """Return whether the system did not get this question fully right (F1, or the TEXT2SPARQL
+        headline, below 1, or an error)."""
+        defined = self.values.value("f1") is not None or self.values.value("set_f_ndcg") is not None
+        score = question_score(self.values.value)
+        return self.values.message is not None or not defined or score < 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +132,12 @@ class Diagnostics:
     gold: tuple[ValueView, ...]
     system: tuple[ValueView, ...]
     matches: tuple[MatchView, ...]
+    # what the system replied (its query, the reply of a TEXT2SPARQL API, why the query gave no
+    # results) and remarks on the gold (the reference query's engine difference)
+    query: str = ""
+    reply: str = ""
+    execution: str = ""
+    notes: tuple[str, ...] = ()
 
 
 def _objects(
@@ -175,13 +185,32 @@ def diagnostics(
         found = sorted(_objects(store, result, predicate, graph), key=str)
         return tuple(ValueView(short_view(v, base), str(v) in used) for v in found)
 
+    reply = _reply(store, graph, task, line.values.id)
+
+    def text(subject: NamedNode | None, predicate: NamedNode) -> str:
+        found = _objects(store, subject, predicate, graph) if subject is not None else []
+        return found[0].value if found and isinstance(found[0], Literal) else ""
+
+    notes = _objects(store, result, QAB.referenceDifference, graph)
     return Diagnostics(
         result,
         texts.get(line.values.question.value, ""),
         _values(QAB.goldValue, used_gold),
         _values(QAB.systemValue, used_system),
         tuple(sorted(matches, key=lambda m: (m.gold.value, m.system.value))),
+        text(reply, QAB.sparql),
+        text(reply, QAB.replyJson),
+        text(reply, QAB.executionProblem),
+        tuple(n.value for n in notes if isinstance(n, Literal)),
     )
+
+
+def _reply(store: RdfStore, graph: NamedNode, task: NamedNode, qid: str) -> NamedNode | None:
+    """Return the stored reply the task scored for question ``qid`` (its asking run's)."""
+    for run in _objects(store, task, QAB.usedAnswers, graph):
+        if isinstance(run, NamedNode):
+            return reply_iri(run, qid)
+    return None
 
 
 def question_texts(

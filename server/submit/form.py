@@ -31,6 +31,8 @@ SERVICE_ROWS = 3
 ANSWER_ROWS = 3
 MAX_NAME = 80
 MAX_KB = 2000
+# The protocols a web service row may speak (the form's values).
+_PROTOCOLS = {"gerbil": SystemKind.WEB_SERVICE, "text2sparql": SystemKind.TEXT2SPARQL}
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*")
 _SPLIT = re.compile(r"[\s,;]+")
 
@@ -95,7 +97,10 @@ def _services(form: Form) -> list[SystemRequest]:
             continue
         if not name or not url:
             raise FormError(f"Web service row {n} needs both a name and a URL.")
-        found.append(SystemRequest(name, SystemKind.WEB_SERVICE, url=url))
+        protocol = form.get(f"service_kind_{n}", "gerbil").strip() or "gerbil"
+        if protocol not in _PROTOCOLS:
+            raise FormError(f"Web service row {n}: the protocol is GERBIL QA or TEXT2SPARQL API.")
+        found.append(SystemRequest(name, _PROTOCOLS[protocol], url=url))
     return found
 
 

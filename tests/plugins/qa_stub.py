@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from pyoxigraph import Literal, NamedNode
@@ -265,3 +265,48 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
             return True
         time.sleep(0.02)
     return predicate()
+
+
+class ReplayEndpoint:
+    """A tiny TEXT2SPARQL API of our own: answers ``GET /?dataset=&question=`` with a recorded
+    system's query for that question (a real HTTP server in a thread; 404 for the unknown)."""
+
+    def __init__(self, answers: list[dict[str, str]], gold: Any = None) -> None:
+        """Replay ``answers`` (the client's answers file), found by dataset IRI and question
+        text; with ``gold`` (a TEXT2SPARQL dataset) by the gold question's text of each qname."""
+        queries = {(a["dataset"], a["question"]): a["query"] for a in answers}
+        if gold is not None:
+            by_qname = {a["qname"]: a["query"] for a in answers}
+            queries = {
+                (q.text2sparql.dataset, q.texts[0].text): by_qname[q.id]
+                for q in gold.questions
+                if q.id in by_qname
+            }
+        self.asked: list[tuple[str, str]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                params = parse_qs(urlsplit(self.path).query)
+                key = (params.get("dataset", [""])[0], params.get("question", [""])[0])
+                outer.asked.append(key)
+                if key not in queries:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                body = json.dumps({"dataset": key[0], "question": key[1], "query": queries[key]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

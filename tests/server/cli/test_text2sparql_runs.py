@@ -13,53 +13,16 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 
 from server.cli import main
 from tests.plugins.formats import T2sFiles
-
-
-class ReplayEndpoint:
-    """Answers ``GET /?dataset=&question=`` with a recorded system's query for that question."""
-
-    def __init__(self, answers: list[dict[str, str]]) -> None:
-        queries = {(a["dataset"], a["question"]): a["query"] for a in answers}
-        self.asked: list[tuple[str, str]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                params = parse_qs(urlsplit(self.path).query)
-                key = (params.get("dataset", [""])[0], params.get("question", [""])[0])
-                outer.asked.append(key)
-                if key not in queries:
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                body = json.dumps({"dataset": key[0], "question": key[1], "query": queries[key]})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(body.encode())
-
-            def log_message(self, *args: object) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+from tests.plugins.qa_stub import ReplayEndpoint
 
 
 @pytest.fixture
