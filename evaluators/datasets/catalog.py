@@ -10,6 +10,7 @@ says so and gives the file's SHA-256.
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import tomllib
 from dataclasses import dataclass, replace
 from functools import cache
@@ -18,16 +19,31 @@ from pathlib import Path
 
 import httpx
 
-from evaluators.datasets.library import LoadOutcome, load_dataset_bytes
+from evaluators.datasets.library import LoadOutcome, load_dataset_bytes, store_dataset
 from evaluators.errors import FetchError, UnknownDatasetError
-from evaluators.formats import DEFAULT_MAX_BYTES
-from evaluators.model import SourceFormat
+from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes
+from evaluators.formats.text2sparql.gold import with_gold_results
+from evaluators.knowledge.bases import load_kb
+from evaluators.knowledge.execution import open_executor
+from evaluators.knowledge.reference import reference_differences
+from evaluators.model import ParseWarning, SourceFormat
 from store.protocol import RdfStore
 
 
 @dataclass(frozen=True, slots=True)
+class CatalogFile:
+    """A file that comes with an entry (a TEXT2SPARQL result set, a knowledge-graph file)."""
+
+    name: str
+    url: str
+    mirror_path: str
+    sha256: str | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CatalogEntry:
-    """One well-known benchmark file."""
+    """One well-known benchmark file (and, for TEXT2SPARQL, its gold results and graph)."""
 
     name: str
     title: str
@@ -39,6 +55,8 @@ class CatalogEntry:
     sha256: str | None = None
     size: int | None = None
     verified: str | None = None  # repository@commit the checksum was computed from, if not shared
+    gold_results: CatalogFile | None = None
+    kb_files: tuple[CatalogFile, ...] = ()
 
     @property
     def checked(self) -> bool:
@@ -64,9 +82,23 @@ def catalog() -> dict[str, CatalogEntry]:
             sha256=e.get("sha256"),
             size=e.get("size"),
             verified=e.get("verified"),
+            gold_results=_file(name, e["gold_results"]) if "gold_results" in e else None,
+            kb_files=tuple(_file(name, f) for f in e.get("kb_files", ())),
         )
         for name, e in raw.items()
     }
+
+
+def _file(name: str, raw: dict[str, object]) -> CatalogFile:
+    size = raw.get("size")
+    sha = raw.get("sha256")
+    return CatalogFile(
+        name,
+        str(raw["url"]),
+        str(raw["mirror_path"]),
+        str(sha) if sha is not None else None,
+        int(size) if isinstance(size, int) else None,
+    )
 
 
 def entry(name: str) -> CatalogEntry:
@@ -83,7 +115,7 @@ def entry(name: str) -> CatalogEntry:
 
 
 def download(
-    item: CatalogEntry,
+    item: CatalogEntry | CatalogFile,
     *,
     mirror: str = "",
     timeout: float = 60.0,
@@ -136,14 +168,11 @@ def fetch(
         DatasetFormatError: if the file does not parse; the store is unchanged.
     """
     item = entry(name)
-    data, origin = download(item, mirror=mirror, timeout=timeout, max_bytes=max_bytes)
-    digest = hashlib.sha256(data).hexdigest()
-    if verify and item.sha256 and digest != item.sha256:
-        raise FetchError(
-            f"{item.name}: checksum mismatch for {origin}: expected sha256 {item.sha256}, got "
-            f"{digest}. The file changed upstream or the mirror is wrong; use --no-verify to "
-            "load it anyway as a new version."
-        )
+    data, origin, digest = _verified(item, mirror, verify, timeout, max_bytes)
+    if item.format is SourceFormat.TEXT2SPARQL:
+        outcome = _fetch_text2sparql(store, base, item, data, origin, mirror, verify, timeout,
+                                     max_bytes)  # fmt: skip
+        return outcome
     outcome = load_dataset_bytes(
         store,
         base,
@@ -158,6 +187,10 @@ def fetch(
         # the catalog names the dataset: a changed file (--no-verify) is its next version
         new_version=True,
     )
+    return _unverified_note(outcome, item, digest)
+
+
+def _unverified_note(outcome: LoadOutcome, item: CatalogEntry, digest: str) -> LoadOutcome:
     if item.sha256 is None:
         note = (
             f"{item.name}: the catalog has no checksum for this file (nobody could verify the "
@@ -165,3 +198,63 @@ def fetch(
         )
         outcome = replace(outcome, warnings=(note, *outcome.warnings))
     return outcome
+
+
+def _verified(
+    item: CatalogEntry | CatalogFile, mirror: str, verify: bool, timeout: float, max_bytes: int
+) -> tuple[bytes, str, str]:
+    """Download one file and check its SHA-256 (``FetchError`` on a mismatch)."""
+    data, origin = download(item, mirror=mirror, timeout=timeout, max_bytes=max_bytes)
+    digest = hashlib.sha256(data).hexdigest()
+    if verify and item.sha256 and digest != item.sha256:
+        raise FetchError(
+            f"{item.name}: checksum mismatch for {origin}: expected sha256 {item.sha256}, got "
+            f"{digest}. The file changed upstream or the mirror is wrong; use --no-verify to "
+            "load it anyway as a new version."
+        )
+    return data, origin, digest
+
+
+def _fetch_text2sparql(
+    store: RdfStore,
+    base: str,
+    item: CatalogEntry,
+    data: bytes,
+    origin: str,
+    mirror: str,
+    verify: bool,
+    timeout: float,
+    max_bytes: int,
+) -> LoadOutcome:
+    """Load a TEXT2SPARQL entry: its graph as knowledge base ``kb``, then the questions with
+    the reference result set as gold (every file verified before anything is stored)."""
+    if item.gold_results is None:
+        raise FetchError(f"{item.name}: the catalog names no reference result set")
+    results, _, _ = _verified(item.gold_results, mirror, verify, timeout, max_bytes)
+    graph = [_verified(f, mirror, verify, timeout, max_bytes)[0] for f in item.kb_files]
+    questions = parse_bytes(data, source=origin, format=SourceFormat.TEXT2SPARQL)
+    reference = parse_bytes(results, source=item.gold_results.mirror_path)
+    dataset = with_gold_results(questions, reference, source=item.gold_results.mirror_path)
+    differences: dict[str, str] = {}
+    if graph:
+        with tempfile.TemporaryDirectory(prefix="qabench-kb-") as folder:
+            paths = []
+            for file, content in zip(item.kb_files, graph, strict=True):
+                path = Path(folder) / Path(file.mirror_path).name
+                path.write_bytes(content)
+                paths.append(path)
+            load_kb(store, base, paths, item.kb)
+        differences = reference_differences(dataset, open_executor(store, base, item.kb))
+    notes = tuple(ParseWarning(text, qid) for qid, text in differences.items())
+    return store_dataset(
+        store,
+        base,
+        replace(dataset, warnings=(*dataset.warnings, *notes)),
+        data + results,
+        name=item.name,
+        source=origin,
+        knowledge_base=item.kb,
+        title=item.title,
+        catalog_name=item.name,
+        new_version=True,
+    )

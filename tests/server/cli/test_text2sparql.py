@@ -66,3 +66,27 @@ def test_a_questions_file_without_gold_is_refused_and_nothing_stored(
     assert status == 2 and "does not fit the questions file" in err
     status, out, _ = run(capsys, *data, "datasets", "list")
     assert "no datasets loaded" in out
+
+
+def test_ck25_and_db25_come_from_the_catalog_with_checksums(
+    capsys: pytest.CaptureFixture[str], shared_data: Path, tmp_path: Path
+) -> None:
+    import hashlib
+
+    from evaluators.datasets.catalog import catalog
+
+    files = []
+    for name in ("ck25", "db25"):
+        entry = catalog()[name]
+        assert entry.gold_results is not None
+        files += [entry, entry.gold_results, *entry.kb_files]
+    assert len(files) == 6  # CK25: questions, reference, ontology, instances; DB25: two
+    for item in files:
+        data = (shared_data / item.mirror_path).read_bytes()
+        assert (hashlib.sha256(data).hexdigest(), len(data)) == (item.sha256, item.size)
+    data = ("--data-dir", str(tmp_path / "data"))
+    fetched = _json(capsys, *data, "datasets", "fetch", "ck25", "--mirror", str(shared_data))
+    assert (fetched["questions"], fetched["knowledge_base"]) == (50, "ck25")
+    assert sum("reference query gives" in w for w in fetched["warnings"]) == 7
+    status, out, _ = run(capsys, *data, "kb", "list")
+    assert status == 0 and out.startswith("ck25\t26903 triples")
