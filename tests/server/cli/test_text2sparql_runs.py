@@ -22,6 +22,7 @@ import pytest
 
 from server.cli import main
 from tests.plugins.formats import T2sFiles
+from tests.plugins.kb import serving_oxigraph
 from tests.plugins.qa_stub import ReplayEndpoint
 
 
@@ -141,3 +142,62 @@ def test_the_official_clients_endpoint_is_benchmarked_over_http(
     exported = json.loads(out)
     assert len(exported) == 50 and all("LIMIT 1" in a["query"] for a in exported)
     assert {a["endpoint"] for a in exported} == {official_endpoint}
+
+
+# pytrec_eval 0.5 cannot be built here (its build downloads trec_eval). The client's result-set
+# step (`text2sparql query`) imports it through a module it shares with the scoring step but
+# never calls it; this stand-in satisfies the import and fails on any use.
+PYTREC_STAND_IN = '''"""Stand-in for pytrec_eval: importable, unusable (the result-set step never uses it)."""
+
+
+def __getattr__(name):
+    raise ImportError(f"pytrec_eval.{name} is not available: pytrec_eval cannot be built here")
+'''
+
+
+def test_the_official_client_turns_exported_answers_into_the_same_numbers(
+    capsys: pytest.CaptureFixture[str],
+    t2s_files: T2sFiles,
+    tmp_path: Path,
+    wse_endpoint: ReplayEndpoint,
+) -> None:
+    data = ("--data-dir", str(tmp_path / "data"))
+    _ck25(capsys, t2s_files, data)
+    with serving_oxigraph(t2s_files.graph, tmp_path / "oxigraph") as sparql:
+        # qabench runs the system's queries on the same engine the client will query
+        status, out, err = run(capsys, *data, "experiment", "run", "--dataset", "ck25", "--kb",
+                               sparql, "--text2sparql", f"wse={wse_endpoint.url}", "--profile",
+                               "text2sparql", "--json")  # fmt: skip
+        assert status == 0, err
+        (task,) = json.loads(out)["tasks"]
+        experiment = task["iri"].rsplit("/", 2)[-2]
+        status, out, _ = run(capsys, *data, "experiment", "show", experiment, "--format",
+                             "text2sparql-answers")  # fmt: skip
+        answers = tmp_path / "answers.json"
+        answers.write_text(out)
+        stand_in = tmp_path / "stand-in"
+        stand_in.mkdir()
+        (stand_in / "pytrec_eval.py").write_text(PYTREC_STAND_IN)
+        predicted = tmp_path / "wse_result_set.json"
+        client = subprocess.run(
+            [sys.executable, "-c", "from text2sparql_client.cli import cli; cli()", "query",
+             str(t2s_files.questions("ck25")), "--answers_file", str(answers), "--endpoint",
+             sparql, "--output", str(predicted)],
+            env={**os.environ, "PYTHONPATH": str(stand_in)}, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert client.returncode == 0, client.stderr[-2000:]
+    # the client's result set, scored as it is, gives the numbers the experiment printed
+    doc = _evaluate_json(capsys, data, predicted)
+    assert len(json.loads(predicted.read_text())) == 50
+    assert doc["text2sparql_eval"] == task["text2sparql_eval"]
+    assert doc["results"]["QA"]["set_f_ndcg"] == task["results"]["QA"]["set_f_ndcg"]
+
+
+def _evaluate_json(
+    capsys: pytest.CaptureFixture[str], data: tuple[str, str], answers: Path
+) -> dict[str, object]:
+    status, out, err = run(capsys, *data, "evaluate", "--dataset", "ck25", "--profile",
+                           "text2sparql", "--answers", str(answers), "--json")  # fmt: skip
+    assert status == 0, err
+    return dict(json.loads(out))
