@@ -54,3 +54,21 @@ def test_a_text2sparql_system_from_the_form_to_the_task_page(
     # the system's query, the API's reply and the reference's engine difference per question
     assert "<summary>query</summary>" in task_page and "reply:" in task_page
     assert "xsd:int" in task_page or "XMLSchema#int" in task_page
+
+    # the leaderboard ranks by the TEXT2SPARQL headline; results as CSV; the cube over SPARQL
+    version = f"{PAGES_BASE}/dataset/ck25/v1"
+    board = client.get(f"/leaderboard?version={version}&profile=text2sparql", headers=HTML)
+    assert board.status_code == 200 and "set_F_ndcg" in board.get_data(as_text=True)
+    csv = client.get(f"/experiment/{experiment_id}?format=csv").get_data(as_text=True)
+    assert "set_F_ndcg" in csv.splitlines()[0]
+    query = (
+        "PREFIX qab: <https://w3id.org/qabench/vocab#> PREFIX qb: <http://purl.org/linked-data/cube#> "
+        "SELECT (COUNT(*) AS ?n) WHERE { ?o a qb:Observation ; qab:setFNdcg ?v }"
+    )
+    answer = client.get("/sparql", query_string={"query": query},
+                        headers={"Accept": "application/sparql-results+json"})  # fmt: skip
+    assert answer.status_code == 200, answer.data
+    count = int(answer.get_json()["results"]["bindings"][0]["n"]["value"])
+    assert count == 51  # one per question and the aggregate
+    task_doc = client.get(f"/task/{experiment_id}/1", headers={"Accept": "text/turtle"})
+    assert task_doc.status_code == 200 and b"setFNdcg" in task_doc.data
