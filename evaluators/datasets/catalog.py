@@ -57,6 +57,10 @@ class CatalogEntry:
     verified: str | None = None  # repository@commit the checksum was computed from, if not shared
     gold_results: CatalogFile | None = None
     kb_files: tuple[CatalogFile, ...] = ()
+    release_of: str | None = None  # an earlier release of this entry's file
+    served: str | None = None  # "start/end" (ISO dates) it was current in its repository
+    gerbil: str | None = None  # "start/end" GERBIL QA served it as a built-in dataset
+    published: str | None = None  # the published numbers computed on it
 
     @property
     def checked(self) -> bool:
@@ -84,6 +88,10 @@ def catalog() -> dict[str, CatalogEntry]:
             verified=e.get("verified"),
             gold_results=_file(name, e["gold_results"]) if "gold_results" in e else None,
             kb_files=tuple(_file(name, f) for f in e.get("kb_files", ())),
+            release_of=e.get("release_of"),
+            served=e.get("served"),
+            gerbil=e.get("gerbil"),
+            published=e.get("published"),
         )
         for name, e in raw.items()
     }
@@ -99,6 +107,31 @@ def _file(name: str, raw: dict[str, object]) -> CatalogFile:
         str(sha) if sha is not None else None,
         int(size) if isinstance(size, int) else None,
     )
+
+
+def releases(name: str) -> list[CatalogEntry]:
+    """Return every release of a catalog file, oldest first (today's last).
+
+    >>> [e.name for e in releases("qald-8-test-multilingual")]
+    ['qald-8-test-multilingual-47', 'qald-8-test-multilingual']
+    """
+    current = entry(name)
+    base = current.release_of or current.name
+    found = [e for e in catalog().values() if base in (e.name, e.release_of)]
+    return sorted(found, key=lambda e: ((e.served or "9999").split("/")[0], e.release_of is None))
+
+
+def served_on(name: str, day: str) -> CatalogEntry | None:
+    """Return the release of a catalog file its repository served on ``day`` (ISO date).
+
+    >>> served_on("qald-8-test-multilingual", "2017-10-22").name
+    'qald-8-test-multilingual-47'
+    """
+    for item in releases(name):
+        start, _, end = (item.served or "/").partition("/")
+        if start and start <= day and (not end or day < end):
+            return item
+    return None
 
 
 def entry(name: str) -> CatalogEntry:

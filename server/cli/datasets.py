@@ -276,7 +276,8 @@ def run_catalog(ctx: Context, args: argparse.Namespace) -> int:
         return 0
     for e in entries:
         checked = "sha256" if e.checked else "unverified"
-        print(f"{e.name:36} {e.format.value:9} {e.split:5} {e.kb:24} {checked:10} {e.title}")
+        served = f" [served {e.served}]" if e.served else ""
+        print(f"{e.name:36} {e.format.value:9} {e.split:5} {e.kb:24} {checked:10} {e.title}{served}")
     return 0
 
 
