@@ -34,6 +34,26 @@ EXPERIMENT_TYPES = QA_TYPES + BIOASQ_TYPES
 BIOASQ_PROFILE = "bioasq"
 
 
+# GERBIL's experiment page shows its additional results (Macro F1 QALD, avg millis/doc) on a
+# task's main row only and leaves them blank on the sub-experiment rows (AType, RE2KB, ...),
+# although AType and RE2KB compute a Macro F1 QALD; results tables here do the same.
+MAIN_ROW_ONLY = frozenset({"macro_f1_qald", "avg_millis"})
+
+
+def shown_in_tables(experiment_type: str, measure: str) -> bool:
+    """Return whether results tables show ``measure`` on a row of ``experiment_type``.
+
+    The value is stored and in every document either way; this decides the tables only.
+
+    >>> shown_in_tables("QA", "macro_f1_qald"), shown_in_tables("RE2KB", "macro_f1_qald")
+    (True, False)
+    >>> shown_in_tables("AType", "macro_f1")
+    True
+    """
+    sub_experiment = experiment_type in QA_TYPES and experiment_type != QA
+    return not (sub_experiment and measure in MAIN_ROW_ONLY)
+
+
 def type_order(experiment_type: str) -> tuple[int, str]:
     """Return a sort key that puts experiment types in ``EXPERIMENT_TYPES`` order (others last).
 

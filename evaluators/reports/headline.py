@@ -3,7 +3,8 @@
 A scoring profile names the measure its community published: GERBIL-era QALD tables (QALD-8,
 9, 9-plus, 10) rank by Macro F1 QALD, the classic script's tables by processed F1 with
 "F-1 Global" next to it, TEXT2SPARQL's by set_F_ndcg; the strict profile follows GERBIL.
-C2KB-style sub-experiments report no Macro F1 QALD and rank by macro F1; BioASQ types by their
+Sub-experiments rank by macro F1 (C2KB-style ones report no Macro F1 QALD, and GERBIL's pages
+show none for AType and RE2KB); BioASQ types by their
 official main measure. A reader may switch to any other measure. Built-in sanity systems
 (``gold``) answer from the gold standard: they are shown apart and never ranked. Pure
 functions, so every page and command ranks alike.
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from evaluators.results import AIT2KB, C2KB, MEASURES, P2KB, QA
+from evaluators.results import AIT2KB, C2KB, MEASURES, P2KB, QA, shown_in_tables
 from evaluators.systems.protocol import SystemKind
 
 # (deciding measure, tie-breaker) per BioASQ experiment type: the official main measures.
@@ -51,7 +52,7 @@ def headline(profile: str, experiment_type: str = QA) -> tuple[str, str]:
     """
     if experiment_type in BIOASQ_RANKING:
         return BIOASQ_RANKING[experiment_type]
-    if experiment_type in _NO_QALD:
+    if experiment_type in _NO_QALD or not shown_in_tables(experiment_type, "macro_f1_qald"):
         return ("macro_f1", "micro_f1")
     if profile in _CLASSIC and experiment_type == QA:
         return ("processed_f1", "global_f1")

@@ -14,7 +14,7 @@ from evaluators.reports.comparisons import SignificanceGroup
 from evaluators.reports.headline import headline, rank
 from evaluators.reports.render import Cell, Table
 from evaluators.reports.summaries import Summary, SummaryRow, dataset_label
-from evaluators.results import MEASURES, QA_TYPES, MeasureValue, type_order
+from evaluators.results import MEASURES, QA_TYPES, MeasureValue, shown_in_tables, type_order
 
 # GERBIL's measures, then the classic script's (shown when a task reports them).
 GERBIL_MEASURES = (
@@ -41,6 +41,8 @@ SANITY_MARK = " (sanity check)"
 
 
 def _value(task: TaskSummary, kind: str, measure: str) -> MeasureValue | None:
+    if not shown_in_tables(kind, measure):
+        return None
     for result in task.results:
         if result.experiment_type == kind:
             return next((m for m in result.measures if m.measure == measure), None)

@@ -277,7 +277,9 @@ def run_catalog(ctx: Context, args: argparse.Namespace) -> int:
     for e in entries:
         checked = "sha256" if e.checked else "unverified"
         served = f" [served {e.served}]" if e.served else ""
-        print(f"{e.name:36} {e.format.value:9} {e.split:5} {e.kb:24} {checked:10} {e.title}{served}")
+        print(
+            f"{e.name:36} {e.format.value:9} {e.split:5} {e.kb:24} {checked:10} {e.title}{served}"
+        )
     return 0
 
 

@@ -16,7 +16,14 @@ from evaluators.experiments.read import TaskSummary
 from evaluators.reports.headline import headline
 from evaluators.reports.render import Table
 from evaluators.reports.tables import CLASSIC_MEASURES, TEXT2SPARQL_MEASURES
-from evaluators.results import BIOASQ_TYPES, MEASURES, QA_TYPES, ExperimentTypeResult, MeasureValue
+from evaluators.results import (
+    BIOASQ_TYPES,
+    MEASURES,
+    QA_TYPES,
+    ExperimentTypeResult,
+    MeasureValue,
+    shown_in_tables,
+)
 
 # The GERBIL columns of the main table, in GERBIL's order.
 MAIN_MEASURES = (
@@ -189,11 +196,20 @@ def qald_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRows]:
 def _cells(
     result: ExperimentTypeResult, measures: Sequence[str], profile: str, notes: Footnotes
 ) -> tuple[Cell, ...]:
-    first = headline(profile, result.experiment_type)[0]
+    kind = result.experiment_type
+    first = headline(profile, kind)[0]
     return tuple(
         replace(c, headline=True) if m == first and not c.undefined else c
-        for m, c in ((m, cell(_find(result, m), notes)) for m in measures)
+        for m, c in ((m, type_cell(kind, m, _find(result, m), notes)) for m in measures)
     )
+
+
+def type_cell(kind: str, measure: str, value: MeasureValue | None, notes: Footnotes) -> Cell:
+    """Return the cell of a measure on a row of experiment type ``kind``: a dash where GERBIL's
+    pages show none (``evaluators.results.shown_in_tables``)."""
+    if not shown_in_tables(kind, measure):
+        return Cell(DASH, "not shown for a sub-experiment (GERBIL's convention)")
+    return cell(value, notes)
 
 
 def classic_columns() -> list[Column]:

@@ -36,6 +36,7 @@ from server.pages.tables import (
     column,
     main_columns,
     qald_rows,
+    type_cell,
 )
 from server.pages.task_rows import (
     QuestionLine,
@@ -226,7 +227,7 @@ def _breakdowns(
             b.group,
             b.questions,
             tuple(
-                cell(next((m for m in b.measures if m.measure == c), None), notes)
+                type_cell(kind, c, next((m for m in b.measures if m.measure == c), None), notes)
                 for c in MAIN_MEASURES
             ),
         )

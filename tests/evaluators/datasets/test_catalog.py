@@ -4,6 +4,7 @@ checksums, the dates they were current and the dates GERBIL QA served them."""
 from __future__ import annotations
 
 from datetime import date
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ def test_every_earlier_release_is_pinned_checked_and_dated() -> None:
     for name in files:
         ranges = [_range(e.served) for e in releases(name or "")]
         assert ranges[-1][1] is None
-        for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False):
+        for (_, end), (start, _) in pairwise(ranges):
             assert end is not None and end <= start, name
 
 
@@ -82,7 +83,7 @@ def test_a_release_is_verified_against_its_own_checksum(tmp_path: Path, shared_d
         loaded = fetch(store, BASE, "qald-8-test-multilingual", mirror=str(mirror))
         assert (loaded.info.name, loaded.info.questions) == ("qald-8-test-multilingual", 41)
         before = len(store)
-        with pytest.raises(FetchError, match="checksum mismatch.*c000dc1d"):
+        with pytest.raises(FetchError, match=r"checksum mismatch.*c000dc1d"):
             fetch(store, BASE, "qald-8-test-multilingual-47", mirror=str(mirror))
         assert len(store) == before
     finally:

@@ -15,7 +15,7 @@ from typing import Any
 from pyoxigraph import NamedNode, RdfFormat, parse
 
 from evaluators.datasets import library
-from evaluators.results import QA_TYPES
+from evaluators.results import QA_TYPES, shown_in_tables
 from server.pages.tables import DASH, MAIN_MEASURES, format_value
 from tests.plugins.experiment_pages import (
     EXAMPLE_DATASET,
@@ -53,7 +53,7 @@ def test_experiment_page_has_a_row_per_task_and_type_with_the_stored_values(
     body = [cell_texts(row) for row in qa_table[1:]]
     sub_body = [cell_texts(row) for row in sub_table[1:]]
     tasks = tasks_by_system(pages_world, eid)
-    checked = 0
+    checked = hidden = 0
     for system in ("example-answers", "wrong-answers", "gold"):
         task = tasks[system]
         marker = f"Task {task.plan.number}"
@@ -72,15 +72,17 @@ def test_experiment_page_has_a_row_per_task_and_type_with_the_stored_values(
             result = next(r for r in task.results if r.experiment_type == kind)
             for measure, text in zip(MAIN_MEASURES, cells, strict=True):
                 value = next((m for m in result.measures if m.measure == measure), None)
-                if value is None:
+                if value is None or not shown_in_tables(kind, measure):
+                    # GERBIL's pages show no Macro F1 QALD on a sub-experiment row
                     assert text == DASH
+                    hidden += measure == "macro_f1_qald" and kind in ("AType", "RE2KB")
                 elif value.value is None:
                     assert text.startswith("undefined")
                 else:
                     assert text == format_value(measure, value.value)
                 checked += 1
         assert first[-1].startswith("finished") and first[13] == str(task.errors)
-    assert checked >= 3 * 5 * 7
+    assert checked >= 3 * 5 * 7 and hidden >= 3
 
 
 def test_aborted_task_shows_its_state_message_and_error_count(pages_world: PagesWorld) -> None:
