@@ -141,6 +141,16 @@ def test_unknown_answer_ids_are_reported(
     assert "answers file answers.json: 1 id(s) not in ex@1 were ignored: '404'" in err
     assert ran["warnings"] == ["answers file answers.json: 1 id(s) not in ex@1 were ignored: '404'"]
     assert ran["tasks"][0]["results"] == result["results"]
+    # and under the GERBIL profiles (the 2018 counter among them) alike
+    status, out, err = run(capsys, *data, "experiment", "run", "--dataset", "ex", "--answers",
+                           f"mine={path}", "--profile", "gerbil-2018", "--profile", "gerbil",
+                           "--json")  # fmt: skip
+    tasks = json.loads(out)["tasks"]
+    assert status == 0 and [t["profile"] for t in tasks] == ["gerbil-2018", "gerbil"]
+    for task in tasks:
+        evaluated = evaluate_json(capsys, *data, "--dataset", "ex", "--answers", str(path),
+                                  "--profile", task["profile"])  # fmt: skip
+        assert task["results"] == evaluated["results"] and evaluated["unknown_ids"] == ["404"]
     for command in (("evaluate", "--dataset", "ex", "--answers", str(path), "--json"),
                     ("experiment", "run", "--dataset", "ex", "--answers", str(path), "--json")):  # fmt: skip
         status, out, err = run(capsys, *data, *command, "--strict-ids")
@@ -156,7 +166,7 @@ def test_unknown_answer_ids_are_reported(
                            "--answers", str(path))  # fmt: skip
     assert status == 2 and "not in the dataset: '404'" in err
     status, out, _ = run(capsys, *data, "experiment", "list", "--json")
-    assert len(json.loads(out)) == 1  # the refused ones stored nothing
+    assert len(json.loads(out)) == 2  # the refused ones stored nothing
 
 
 def test_stored_dataset_and_kb_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
