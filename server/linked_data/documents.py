@@ -2,11 +2,15 @@
 
 A document holds, in every visible graph where the IRI is a subject, the triples about the IRI
 and about the nodes it owns: blank nodes and IRIs below it (``<iri>/...``) that it links to,
-and members that point at it with ``qab:ofTask`` or ``qb:dataSet`` (a task's observations). An
-experiment's document is its whole graph; a resource naming a graph with ``qab:graph`` (a
-dataset version) includes that graph. An IRI that is never a subject but has members (a cube's
-``qb:DataSet``) gets the document of its members. Reads go through the store's quad index with
-an explicit graph, so a private graph is never touched for a reader who may not see it.
+and members that point at it with ``qab:ofTask`` or ``qb:dataSet``. Experiments, tasks and
+resources naming a graph with ``qab:graph`` (dataset versions, knowledge bases) come a page at a
+time (``server.linked_data.parts``): an experiment's document holds its tasks' aggregate
+results, a task's the per-question results of one page of questions, a resource's one page of
+its graph. An IRI that is never a subject but has members (a cube's ``qb:DataSet``) gets the
+document of its members. Reads go through the store's quad index with an explicit graph, so a
+private graph is never touched for a reader who may not see it. No document is cut silently:
+pages link the rest, and a document that would still exceed ``MAX_DOCUMENT_QUADS`` is refused
+with a problem that says where to read it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from itertools import islice
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
+from server.linked_data.parts import Part, experiment_part, graph_part, task_part
 from server.services import Services, Visibility
+from server.web.problems import Problem
 from store import graphs
 from vocab import iris
 from vocab.project import QAB
@@ -24,7 +30,7 @@ from vocab.qb import QB
 
 # Links from members back to the resource that owns them.
 _MEMBER_LINKS = (QAB.ofTask, QB.dataSet)
-# A document larger than this is cut (pages paginate; dumps and SPARQL serve the rest).
+# No document page holds more (pages keep them far smaller; this bounds what nothing pages).
 MAX_DOCUMENT_QUADS = 250_000
 # At most this many graphs contribute to one document, found among this many quads.
 MAX_DOCUMENT_GRAPHS = 20
@@ -46,7 +52,7 @@ def _describe(svc: Services, iri: NamedNode, graph: NamedNode, out: dict[Quad, N
             for q in svc.store.quads(None, link, iri, graph)
             if isinstance(q.subject, NamedNode | BlankNode)
         )
-    while todo and len(out) < MAX_DOCUMENT_QUADS:
+    while todo and len(out) <= MAX_DOCUMENT_QUADS:
         node = todo.popleft()
         if str(node) in seen:
             continue
@@ -75,23 +81,52 @@ def owner_graph(svc: Services, iri: NamedNode) -> NamedNode | None:
 
 
 def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:
-    """Return the document of ``iri`` for a reader with visibility ``vis`` (empty: unknown).
+    """Return the (first page of the) document of ``iri`` for a reader with visibility ``vis``
+    (empty: unknown or not visible)."""
+    return document_part(svc, iri, vis, 1).quads
 
-    Args:
-        svc: the services (store, base IRI).
-        iri: the resource.
-        vis: what the reader may see.
+
+def document_part(svc: Services, iri: NamedNode, vis: Visibility, page: int) -> Part:
+    """Return page ``page`` of the document of ``iri`` (no quads: unknown or not visible).
+
+    Raises:
+        Problem: 500 when a document would exceed ``MAX_DOCUMENT_QUADS``.
     """
-    out: dict[Quad, None] = {}
     owner = owner_graph(svc, iri)
     if owner is not None and not vis.can_see(owner):
         # Decided before the store is read: a private experiment's resources and missing ones
         # take the same (constant) time, so timing cannot tell which private ids exist.
-        return []
-    own_graph = experiment_graph_of(svc, iri)
-    if own_graph is not None:
-        # A graph holds each quad once, so no de-duplication is needed here.
-        return list(islice(svc.store.quads(graph=own_graph), MAX_DOCUMENT_QUADS))
+        return Part([])
+    ref = iris.parse(svc.base, iri.value)
+    if owner is not None and ref is not None and ref.exact:
+        if ref.kind == "experiment":
+            return _bounded(experiment_part(svc, iri, owner, page), iri)
+        if ref.kind == "task" and ref.number:
+            return _bounded(task_part(svc, iri, owner, page), iri)
+    out = _described(svc, iri, vis, owner)
+    linked = [q.object for q in list(out) if q.subject == iri and q.predicate == QAB.graph]
+    visible = [t for t in linked if isinstance(t, NamedNode) and vis.can_see(t)]
+    if not visible:
+        return _bounded(Part(list(out)), iri)
+    part = graph_part(svc, visible[0], page)
+    return _bounded(Part([*out, *part.quads], part.page, part.pages, part.exact), iri)
+
+
+def _bounded(part: Part, iri: NamedNode) -> Part:
+    if len(part.quads) > MAX_DOCUMENT_QUADS:
+        raise Problem(
+            500,
+            f"The document of {iri.value} would hold {len(part.quads)} quads, more than the "
+            f"{MAX_DOCUMENT_QUADS} a document may; read it from /sparql or /dump.nq.",
+        )
+    return part
+
+
+def _described(
+    svc: Services, iri: NamedNode, vis: Visibility, owner: NamedNode | None
+) -> dict[Quad, None]:
+    """Return the triples about ``iri`` and the nodes it owns, from the graphs that hold it."""
+    out: dict[Quad, None] = {}
     found: dict[str, NamedNode] = {}
     # Shared resources (a cube's structure definition) are repeated in every experiment graph:
     # describe them from a bounded number of visible graphs. An experiment's resources are
@@ -117,11 +152,4 @@ def document(svc: Services, iri: NamedNode, vis: Visibility) -> list[Quad]:
         # Every graph read below is checked here, whichever way it was found.
         if vis.can_see(found[name]):
             _describe(svc, iri, found[name], out)
-    linked = [q.object for q in list(out) if q.subject == iri and q.predicate == QAB.graph]
-    for target in linked:
-        if isinstance(target, NamedNode) and vis.can_see(target):
-            for quad in svc.store.quads(graph=target):
-                out[quad] = None
-                if len(out) >= MAX_DOCUMENT_QUADS:
-                    break
-    return list(out)
+    return out

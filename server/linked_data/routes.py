@@ -16,15 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from flask import Blueprint, Response, render_template, request
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import DefaultGraph, NamedNode, Quad
 
-from server.linked_data.documents import document
+from server.linked_data.documents import document, document_part
+from server.linked_data.parts import Part, graph_part
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
 from server.web.negotiation import DOCUMENT_FORMATS, Representation, split_extension
+from server.web.pagination import page_number
 from server.web.problems import Problem
 from vocab import iris
+from vocab.standard import HYDRA, RDF
 
 bp = Blueprint("resources", __name__)
 
@@ -69,16 +72,72 @@ def document_resource(
     """Return the resource ``iri``: its document in every RDF form, its ``html`` page and any
     ``extra`` forms (offered after the RDF ones, chosen by ``Accept`` or ``?format=``)."""
 
-    def _quads(reader: Reader, node: NamedNode) -> list[Quad]:
-        return document(reader.svc, node, reader.vis)
-
     return Resource(
         formats=(*DOCUMENT_FORMATS, *(rep for rep, _ in extra)),
         load=lambda _reader: iri,
         html=lambda reader, node: html(reader.svc, node, reader.vis),
-        quads=_quads,
+        quads=_document_quads,
         extra=tuple((rep, _extra_form(render)) for rep, render in extra),
+        links=_document_links,
     )
+
+
+def _part(reader: Reader, node: NamedNode) -> Part:
+    """Return the page of ``node``'s document the request asks for (``?page=``), once.
+
+    A graph's own document (``/graph/...``) is its quads a page at a time.
+    """
+    svc, page = reader.svc, page_number()
+    is_graph = reader.stem.startswith("/graph/")
+    part = svc.cache.get_or_make(
+        svc.generation,
+        f"document-part {node.value} {page} {reader.vis.key} {is_graph}",
+        lambda: (
+            graph_part(svc, node, page) if is_graph else document_part(svc, node, reader.vis, page)
+        ),
+    )
+    if part.quads and page > part.pages:
+        raise Problem(404, f"There is no page {page}; the document has {part.pages}.")
+    return part
+
+
+def _page_url(reader: Reader, number: int) -> str:
+    return request.path + (f"?page={number}" if number > 1 else "")
+
+
+def _neighbours(part: Part) -> dict[str, int]:
+    found = {"first": 1}
+    if part.exact:
+        found["last"] = part.pages
+    if part.page > 1:
+        found["prev"] = part.page - 1
+    if part.page < part.pages:
+        found["next"] = part.page + 1
+    return found
+
+
+def _document_quads(reader: Reader, node: NamedNode) -> list[Quad]:
+    """Return the page's quads; a document of several pages says where it is (``hydra:view``)."""
+    part = _part(reader, node)
+    if part.pages <= 1 or not part.quads:
+        return part.quads
+    here = NamedNode(reader.base + _page_url(reader, part.page))
+    g = DefaultGraph()
+    names = {"first": HYDRA.first, "last": HYDRA.last, "prev": HYDRA.previous, "next": HYDRA.next}
+    view = [Quad(node, HYDRA.view, here, g), Quad(here, RDF.type, HYDRA.PartialCollectionView, g)]
+    for rel, number in _neighbours(part).items():
+        view.append(Quad(here, names[rel], NamedNode(reader.base + _page_url(reader, number)), g))
+    return [*part.quads, *view]
+
+
+def _document_links(reader: Reader, node: NamedNode) -> list[str]:
+    """Return the ``Link`` entries of a document of several pages (its RDF forms only)."""
+    if reader.rep.rdf_format is None:
+        return []
+    part = _part(reader, node)
+    if part.pages <= 1:
+        return []
+    return [f'<{_page_url(reader, n)}>; rel="{rel}"' for rel, n in _neighbours(part).items()]
 
 
 def _extra_form(
@@ -112,12 +171,8 @@ def serve_resource(
     return serve(document_resource(iri, html, extra), stem, extension)
 
 
-def _graph_quads(reader: Reader, graph: NamedNode) -> list[Quad]:
-    return list(reader.svc.store.quads(graph=graph))
-
-
 def _graph_page(reader: Reader, graph: NamedNode) -> str:
-    shown = describe(_graph_quads(reader, graph), graph, reader.base)
+    shown = describe(graph_part(reader.svc, graph, 1).quads, graph, reader.base)
     return render_template(
         "resource.html",
         iri=graph.value,
@@ -148,7 +203,11 @@ def graph(rest: str) -> Response:
     parts = [iris.segment(p) for p in stem_rest.split("/") if p]
     iri = iris.page_iri(svc.base, "graph", *parts)
     resource = Resource(
-        formats=DOCUMENT_FORMATS, load=_visible_graph(iri), html=_graph_page, quads=_graph_quads
+        formats=DOCUMENT_FORMATS,
+        load=_visible_graph(iri),
+        html=_graph_page,
+        quads=_document_quads,
+        links=_document_links,
     )
     return serve(resource, "/" + "/".join(["graph", *parts]), extension)
 

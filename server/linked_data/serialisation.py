@@ -11,17 +11,46 @@ graph; asked for by name (``.nq``, ``?format=nq``) they keep each triple's graph
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pyld import jsonld
-from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, Triple, serialize
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, serialize
 
 from server.web.negotiation import JSONLD, QUAD_FORMATS, Representation
 from vocab.prefixes import PUBLISHED
 from vocab.standard import (
     RDF,
 )
+
+# In Turtle and TriG output: a string literal, an IRI, or any other run of non-space text.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|<[^>]*>|[^\s"<]+')
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def _full_iri(token: str) -> str:
+    prefix, colon, local = token.partition(":")
+    namespace = PUBLISHED.get(prefix)
+    if not colon or namespace is None or "\\" not in local:
+        return token
+    tail = ""
+    while local and local[-1] in ";,." and not local.endswith("\\" + local[-1]):
+        local, tail = local[:-1], local[-1] + tail
+    plain = _ESCAPE.sub(r"\1", local)
+    return f"<{namespace}{plain}>{tail}"
+
+
+def plain_prefixed_names(text: str) -> str:
+    r"""Write prefixed names that need backslash escapes (``gerbil:avg_millis\/doc``) as full
+    IRIs: Turtle allows the escapes, but rdflib.js and other readers stop at them.
+
+    >>> plain_prefixed_names('<a> gerbil:avg_millis\\/doc "x\\\\/y" .')
+    '<a> <http://w3id.org/gerbil/vocab#avg_millis/doc> "x\\\\/y" .'
+    """
+    if "\\" not in text:
+        return text
+    return _TOKENS.sub(lambda m: m.group() if m.group()[0] in '"<' else _full_iri(m.group()), text)
 
 
 def context_document() -> dict[str, dict[str, str]]:
@@ -88,11 +117,19 @@ def serialize_document(
     if rep.rdf_format is None:
         raise ValueError(f"{rep.label} is not an RDF serialisation")
     if rep in QUAD_FORMATS and not as_graph:
-        return serialize(quads, format=rep.rdf_format, prefixes=PUBLISHED) or b""
+        return _written(serialize(quads, format=rep.rdf_format, prefixes=PUBLISHED), rep)
     triples = _triples(quads)
     if rep == JSONLD:
         return compact_jsonld(triples)
     if rep in QUAD_FORMATS:
         in_default = [Quad(t.subject, t.predicate, t.object, DefaultGraph()) for t in triples]
-        return serialize(in_default, format=rep.rdf_format, prefixes=PUBLISHED) or b""
-    return serialize(triples, format=rep.rdf_format, prefixes=PUBLISHED) or b""
+        return _written(serialize(in_default, format=rep.rdf_format, prefixes=PUBLISHED), rep)
+    return _written(serialize(triples, format=rep.rdf_format, prefixes=PUBLISHED), rep)
+
+
+def _written(data: bytes | None, rep: Representation) -> bytes:
+    if data is None:
+        return b""
+    if rep.rdf_format not in (RdfFormat.TURTLE, RdfFormat.TRIG) or b"\\" not in data:
+        return data
+    return plain_prefixed_names(data.decode("utf-8")).encode("utf-8")

@@ -43,6 +43,7 @@ from server.web.negotiation import (
     parse_accept,
 )
 from server.web.problems import Problem
+from server.web.protocol import check_protocol
 from store.errors import QuerySyntaxError
 from vocab.project import QAB
 
@@ -306,6 +307,7 @@ def endpoint() -> Response:
     if request.method == "OPTIONS":
         return cors.preflight()
     query, default, named = _read_request()
+    check_protocol(default, named)
     if query is None:
         return _with_cors(page.service_description_or_page())
     svc, svc_limits = services(), limits()

@@ -381,6 +381,45 @@ def test_comunica_dereferences_an_experiment_iri(served: Served) -> None:
     assert len(rows) == 4
 
 
+def _triples(url: str) -> int:
+    """Return how many triples the N-Triples form of a document holds (the reference)."""
+    response = httpx.get(url, params={"format": "nt"}, timeout=60)
+    assert response.status_code == 200, (url, response.text[:300])
+    return len([line for line in response.text.splitlines() if line.strip()])
+
+
+def _documents(served: Served) -> list[str]:
+    return [*_resource_urls(served), f"{served.url}/task/{served.experiment}/2"]
+
+
+def test_rdflib_js_and_jsonld_js_read_every_document_whole(served: Served) -> None:
+    # rdflib.js stops at escaped prefixed names (gerbil:avg_millis\/doc); jsonld.js reads the
+    # compacted JSON-LD with its embedded context. Both must get every triple.
+    reader = CLIENTS / "read.js"
+    if not (CLIENTS / "node_modules" / "rdflib").exists():
+        pytest.fail("rdflib.js is missing: run ./dev test (it runs npm ci in tests/clients)")
+    cases = 0
+    for url in _documents(served):
+        reference = _triples(url)
+        done = subprocess.run(
+            ["node", str(reader), url], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        found = json.loads(done.stdout)
+        assert found == {"rdflib": reference, "jsonld": reference}, (url, found)
+        cases += 1
+    assert cases == 11
+
+
+def test_comunica_reads_documents_as_sources_whole(served: Served) -> None:
+    cases = 0
+    for url in [served.experiment_iri, f"{served.url}/task/{served.experiment}/2"]:
+        rows = _comunica(url, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+        assert int(rows[0]["n"].split("^^")[0].strip('"')) == _triples(url), url
+        cases += 1
+    assert cases == 2
+
+
 # --- Jena ----------------------------------------------------------------------------------------
 
 

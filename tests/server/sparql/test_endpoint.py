@@ -287,6 +287,31 @@ def test_bad_requests(http: httpx.Client) -> None:
     assert too_long.status_code == 413
 
 
+PROTOCOL_REFUSALS = [
+    ("GET", {"query": "ASK {}", "default-graph-uri": "not an iri"}, None, None),
+    ("GET", {"query": "ASK {}", "named-graph-uri": "relative/graph"}, None, None),
+    ("GET", {"query": "ASK {}", "default-graph-uri": ""}, None, None),
+    ("POST", {"query": "ASK {}"}, "ASK {}", "application/sparql-query"),
+    ("POST", {"query": "ASK {}"}, "query=ASK%20%7B%7D", "application/x-www-form-urlencoded"),
+    ("POST", {}, "query=ASK%20%7B%7D&default-graph-uri=x%20y", "application/x-www-form-urlencoded"),
+]
+
+
+@pytest.mark.parametrize(("method", "params", "body", "media"), PROTOCOL_REFUSALS)
+def test_protocol_refuses_what_oxigraph_refuses(
+    http: httpx.Client, method: str, params: dict[str, str], body: str | None, media: str | None
+) -> None:
+    # A non-IRI graph parameter and a query given twice are 400, as Oxigraph answers them.
+    headers = {"Content-Type": media} if media else {}
+    response = http.request(method, "/sparql", params=params, content=body, headers=headers)
+    assert response.status_code == 400, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_protocol_refusal_cases_are_all_there() -> None:
+    assert len(PROTOCOL_REFUSALS) == 6
+
+
 def test_unacceptable_result_format_is_406_listing_types(http: httpx.Client) -> None:
     response = http.get("/sparql", params={"query": SELECT}, headers={"Accept": "image/png"})
     assert response.status_code == 406

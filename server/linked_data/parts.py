@@ -1,0 +1,251 @@
+"""Documents sized for their readers: experiments, tasks and linked graphs a page at a time.
+
+An experiment graph holds aggregate results and, per question, observations and diagnostics
+(hundreds of thousands of quads for a few tasks on a large dataset). Its documents split it:
+
+* the experiment's document holds the experiment, its tasks, systems, asking runs and
+  aggregate results with their cube structures, ``DOCUMENT_TASKS`` tasks a page;
+* a task's document holds the task and its aggregate results, and the per-question results
+  (question results, their observations, undefined values and matched pairs) of
+  ``DOCUMENT_QUESTIONS`` questions a page, in the dataset's natural order;
+* a resource naming a graph with ``qab:graph`` (a dataset version, a knowledge base), and a
+  graph's own document, hold ``DOCUMENT_GRAPH_QUADS`` of the graph's quads a page.
+
+Every page says where it is: ``Part`` carries the page number and count, from which the
+document gets a ``hydra:view`` (first, previous, next, last) and the response ``Link`` entries
+(``server.linked_data.routes``). Nothing is ever cut without such a link to the rest. Reads
+follow the subjects a page holds (never a scan of the graph), except for the one pass over a
+task's observations that groups them by question, kept per store generation.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import islice
+
+from pyoxigraph import BlankNode, NamedNode, Quad
+
+from evaluators.model import question_order
+from server.services import Services
+from vocab import iris
+from vocab.project import QAB
+from vocab.qb import QB
+from vocab.standard import DCTERMS, PROV, RDF
+
+# Tasks per page of an experiment's document, questions per page of a task's document, quads
+# per page of a graph (or of the graph a resource names). With the aggregate results of a task
+# about 300 quads and a question's results about 150 per experiment type, pages stay under
+# ``MAX_DOCUMENT_QUADS`` (``server.linked_data.documents``).
+DOCUMENT_TASKS = 50
+DOCUMENT_QUESTIONS = 100
+DOCUMENT_GRAPH_QUADS = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One page of a document: its quads, its number and how many pages there are
+    (``exact`` False: at least that many; the last page is not known yet)."""
+
+    quads: list[Quad]
+    page: int = 1
+    pages: int = 1
+    exact: bool = True
+
+
+def _pages(total: int, size: int) -> int:
+    return max(1, -(-total // size))
+
+
+def _followed(svc: Services, node: object, experiment: str) -> bool:
+    """Return whether the aggregate part of ``experiment``'s documents follows a link to
+    ``node``: anything in the graph but the per-question results and replies."""
+    if isinstance(node, BlankNode):
+        return True
+    if not isinstance(node, NamedNode):
+        return False
+    ref = iris.parse(svc.base, node.value)
+    return ref is None or ref.experiment != experiment or "question" not in ref.rest
+
+
+def _walk(
+    svc: Services,
+    start: Iterable[NamedNode | BlankNode],
+    graph: NamedNode,
+    experiment: str,
+    skip: Iterable[NamedNode] = (),
+) -> dict[Quad, None]:
+    """Collect the quads of ``start`` and of the aggregate nodes they link to (never those
+    of ``skip``: the tasks of other pages)."""
+    out: dict[Quad, None] = {}
+    seen: set[str] = {str(node) for node in skip}
+    todo: deque[NamedNode | BlankNode] = deque(start)
+    while todo:
+        node = todo.popleft()
+        if str(node) in seen:
+            continue
+        seen.add(str(node))
+        for quad in svc.store.quads(node, None, None, graph):
+            if quad.predicate == QAB.questionResult:
+                continue
+            out[quad] = None
+            obj = quad.object
+            if isinstance(obj, NamedNode | BlankNode) and _followed(svc, obj, experiment):
+                todo.append(obj)
+    return out
+
+
+def _aggregates(svc: Services, task: NamedNode, graph: NamedNode) -> list[NamedNode]:
+    """Return a task's data sets and the observations of its aggregate ones."""
+    found: list[NamedNode] = []
+    for made in svc.store.quads(None, PROV.wasGeneratedBy, task, graph):
+        ds = made.subject
+        if not isinstance(ds, NamedNode):
+            continue
+        found.append(ds)
+        if next(svc.store.quads(ds, RDF.type, QAB.AggregateDataSet, graph), None):
+            found += [
+                q.subject
+                for q in svc.store.quads(None, QB.dataSet, ds, graph)
+                if isinstance(q.subject, NamedNode)
+            ]
+    return found
+
+
+def _tasks(svc: Services, experiment: NamedNode, graph: NamedNode) -> list[NamedNode]:
+    found = [
+        q.object
+        for q in svc.store.quads(experiment, QAB.task, None, graph)
+        if isinstance(q.object, NamedNode)
+    ]
+    return sorted(found, key=lambda t: question_order(t.value.rsplit("/", 1)[-1]))
+
+
+def experiment_part(svc: Services, iri: NamedNode, graph: NamedNode, page: int) -> Part:
+    """Return page ``page`` of an experiment's document (its tasks ``DOCUMENT_TASKS`` a page)."""
+    ref = iris.parse(svc.base, iri.value)
+    experiment = ref.parts[0] if ref is not None else ""
+    tasks = _tasks(svc, iri, graph)
+    pages = _pages(len(tasks), DOCUMENT_TASKS)
+    shown = tasks[(page - 1) * DOCUMENT_TASKS : page * DOCUMENT_TASKS]
+    runs = [
+        q.subject
+        for q in svc.store.quads(None, DCTERMS.isPartOf, iri, graph)
+        if isinstance(q.subject, NamedNode)
+    ]
+    start: list[NamedNode | BlankNode] = [iri, *runs, *shown]
+    for task in shown:
+        start += _aggregates(svc, task, graph)
+    others = [t for t in tasks if t not in shown]
+    out = _walk(svc, start, graph, experiment, others)
+    if page > 1:
+        # the experiment's own statements are on the first page; later pages hold tasks
+        out = {q: None for q in out if q.subject != iri or q.predicate == QAB.task}
+    return Part(list(out), page, pages)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionNodes:
+    """One question's results in a task (one per experiment type) and their observations."""
+
+    key: str  # the question id as its IRIs write it
+    results: list[NamedNode]
+    observations: list[NamedNode]
+    replies: list[NamedNode]
+
+
+def question_results(svc: Services, task: NamedNode, graph: NamedNode) -> list[QuestionNodes]:
+    """Return a task's per-question nodes grouped by question, in natural question order
+    (read once per store generation)."""
+
+    def _group() -> list[QuestionNodes]:
+        groups: dict[str, QuestionNodes] = {}
+        prefix = task.value + "/question/"
+
+        def _of(node: NamedNode, below: str) -> QuestionNodes:
+            key = node.value[len(below) :].split("/", 1)[0]
+            return groups.setdefault(key, QuestionNodes(key, [], [], []))
+
+        for quad in svc.store.quads(task, QAB.questionResult, None, graph):
+            if isinstance(quad.object, NamedNode):
+                _of(quad.object, prefix).results.append(quad.object)
+        for quad in svc.store.quads(None, QAB.ofTask, task, graph):
+            subject = quad.subject
+            if isinstance(subject, NamedNode) and subject.value.startswith(prefix):
+                _of(subject, prefix).observations.append(subject)
+        run = _asking_run(svc, task, graph)
+        if run is not None:
+            # the system's stored replies, scored or not (an aborted task has only these)
+            for quad in svc.store.quads(None, QAB.askedIn, run, graph):
+                if isinstance(quad.subject, NamedNode):
+                    _of(quad.subject, run.value + "/question/").replies.append(quad.subject)
+        return [groups[k] for k in sorted(groups, key=question_order)]
+
+    return svc.cache.get_or_make(svc.generation, f"question-results {task.value}", _group)
+
+
+def task_part(svc: Services, task: NamedNode, graph: NamedNode, page: int) -> Part:
+    """Return page ``page`` of a task's document: the task, its aggregate results, and the
+    per-question results of ``DOCUMENT_QUESTIONS`` questions."""
+    ref = iris.parse(svc.base, task.value)
+    experiment = ref.parts[0] if ref is not None else ""
+    groups = question_results(svc, task, graph)
+    pages = _pages(len(groups), DOCUMENT_QUESTIONS)
+    out = _walk(svc, [task, *_aggregates(svc, task, graph)], graph, experiment)
+    for group in groups[(page - 1) * DOCUMENT_QUESTIONS : page * DOCUMENT_QUESTIONS]:
+        for node in group.results:
+            out[Quad(task, QAB.questionResult, node, graph)] = None
+            out.update(dict.fromkeys(_subtree(svc, node, graph)))
+        for node in group.observations:
+            out.update(dict.fromkeys(svc.store.quads(node, None, None, graph)))
+        for node in group.replies:
+            out.update(dict.fromkeys(_subtree(svc, node, graph)))
+    return Part(list(out), page, pages)
+
+
+def _asking_run(svc: Services, task: NamedNode, graph: NamedNode) -> NamedNode | None:
+    """Return the asking run whose replies a task scored (same system, version, language)."""
+    own = {q.predicate: q.object for q in svc.store.quads(task, None, None, graph)}
+    wanted = (own.get(QAB.system), own.get(QAB.datasetVersion), own.get(DCTERMS.language))
+    for quad in svc.store.quads(None, RDF.type, QAB.AskingRun, graph):
+        run = quad.subject
+        if not isinstance(run, NamedNode):
+            continue
+        have = {q.predicate: q.object for q in svc.store.quads(run, None, None, graph)}
+        if (
+            have.get(QAB.system),
+            have.get(QAB.datasetVersion),
+            have.get(DCTERMS.language),
+        ) == wanted:
+            return run
+    return None
+
+
+def _subtree(svc: Services, node: NamedNode, graph: NamedNode) -> list[Quad]:
+    """Return the quads of ``node`` and of the nodes below it that it links to."""
+    out: list[Quad] = []
+    todo: deque[NamedNode | BlankNode] = deque([node])
+    seen: set[str] = set()
+    while todo:
+        current = todo.popleft()
+        if str(current) in seen:
+            continue
+        seen.add(str(current))
+        for quad in svc.store.quads(current, None, None, graph):
+            out.append(quad)
+            obj = quad.object
+            if isinstance(obj, BlankNode) or (
+                isinstance(obj, NamedNode) and obj.value.startswith(node.value + "/")
+            ):
+                todo.append(obj)
+    return out
+
+
+def graph_part(svc: Services, graph: NamedNode, page: int) -> Part:
+    """Return page ``page`` of a graph's quads (``DOCUMENT_GRAPH_QUADS`` a page)."""
+    start = (page - 1) * DOCUMENT_GRAPH_QUADS
+    # one more than a page tells whether another page follows
+    quads = list(islice(svc.store.quads(graph=graph), start, start + DOCUMENT_GRAPH_QUADS + 1))
+    more = len(quads) > DOCUMENT_GRAPH_QUADS
+    return Part(quads[:DOCUMENT_GRAPH_QUADS], page, page + 1 if more else page, not more)

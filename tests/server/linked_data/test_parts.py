@@ -1,0 +1,104 @@
+"""Documents sized for their readers: an experiment's document holds aggregate results only, a
+task's its per-question results a page at a time, graphs come in pages; every page links the
+rest (``hydra:view`` and ``Link``), and the pages together hold every quad exactly once."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from pyoxigraph import DefaultGraph, NamedNode, RdfFormat, parse
+
+from server.linked_data import parts
+from store import graphs
+from tests.plugins.experiment_pages import PAGES_BASE, PagesWorld
+from vocab.standard import HYDRA
+
+NQ = {"Accept": "application/n-quads"}
+
+
+def _pages(client: Any, path: str) -> list[tuple[Any, set[Any]]]:
+    """Follow ``rel="next"`` from ``path`` (as N-Quads keeping graphs: ``.nq``)."""
+    found = []
+    url: str | None = path
+    while url is not None:
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.data[:300])
+        # the page's place (hydra:view) is in the default graph, the data in its own graphs
+        quads = {
+            q
+            for q in parse(response.data, RdfFormat.N_QUADS)
+            if not isinstance(q.graph_name, DefaultGraph)
+        }
+        found.append((response, quads))
+        nexts = re.findall(r'<([^>]+)>; rel="next"', response.headers.get("Link", ""))
+        url = nexts[0] if nexts else None
+        assert len(found) < 50
+    return found
+
+
+def test_experiment_document_holds_aggregates_and_task_documents_the_questions(
+    fresh_world: PagesWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parts, "DOCUMENT_QUESTIONS", 3)
+    client = fresh_world.app.test_client()
+    eid = fresh_world.published.id
+    graph = graphs.experiment_graph(PAGES_BASE, eid)
+    stored = {q for q in fresh_world.services.store.quads(graph=graph)}
+    experiment = _pages(client, f"/experiment/{eid}.nq")
+    assert len(experiment) == 1  # four tasks: one page
+    aggregate = experiment[0][1]
+    assert aggregate <= stored
+    assert not any("/question/" in q.subject.value for q in aggregate)
+    assert any(f"/task/{eid}/2/obs/QA/" in q.subject.value for q in aggregate)
+    collected = set(aggregate)
+    for task in fresh_world.runner.summary(eid).tasks:
+        pages = _pages(client, f"/task/{eid}/{task.plan.number}.nq")
+        if task.results:
+            assert len(pages) == 3  # eight questions, three a page
+            first = pages[0][0]
+            assert 'rel="next"' in first.headers["Link"] and 'rel="last"' in first.headers["Link"]
+            turtle = client.get(f"/task/{eid}/{task.plan.number}.ttl?page=2").data
+            views = [
+                t
+                for t in parse(turtle, RdfFormat.TURTLE)
+                if t.predicate in (HYDRA.next, HYDRA.previous)
+            ]
+            assert len(views) == 2
+        for _response, quads in pages:
+            assert quads <= stored
+            collected |= quads
+    # Every quad of the graph is in the experiment's or a task's documents.
+    per_question = {q for q in stored if "/question/" in q.subject.value}
+    assert per_question and per_question <= collected
+    missing = {q for q in stored - collected if "/run/" not in q.subject.value}
+    assert not missing, sorted(str(q) for q in missing)[:5]
+
+
+def test_a_page_past_the_end_is_404(fresh_world: PagesWorld) -> None:
+    client = fresh_world.app.test_client()
+    eid = fresh_world.published.id
+    assert client.get(f"/task/{eid}/2.nq?page=1").status_code == 200
+    assert client.get(f"/task/{eid}/2.nq?page=99").status_code == 404
+
+
+def test_graph_documents_come_in_pages_that_hold_every_quad_once(
+    fresh_world: PagesWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parts, "DOCUMENT_GRAPH_QUADS", 500)
+    client = fresh_world.app.test_client()
+    eid = fresh_world.published.id
+    graph = graphs.experiment_graph(PAGES_BASE, eid)
+    stored = list(fresh_world.services.store.quads(graph=graph))
+    assert len(stored) > 1500
+    pages = _pages(client, f"/graph/experiment/{eid}.nq")
+    assert len(pages) == -(-len(stored) // 500)
+    sizes = [len(q) for _, q in pages]
+    assert all(n == 500 for n in sizes[:-1]) and sum(sizes) == len(stored)
+    assert set().union(*(q for _, q in pages)) == set(stored)
+    version = client.get("/dataset/qabench-example/v1.nq")
+    assert version.status_code == 200 and "next" not in version.headers.get("Link", "")
+    assert NamedNode(f"{PAGES_BASE}/dataset/qabench-example/v1") in {
+        q.subject for q in parse(version.data, RdfFormat.N_QUADS)
+    }
