@@ -31,10 +31,11 @@ from server.linked_data.terms import href
 from server.listings import ExperimentIndex
 from server.pages import compare, datasets, experiments, leaderboard, lists, systems, tasks
 from server.pages.tables import format_time, machine_time
+from server.replica.dumps import PublicDumps
+from server.replica.views import ViewPublisher
 from server.runner import build_runner
 from server.services import RUNNER_KEY, Services
 from server.sparql import endpoint, update
-from server.sparql.views import ViewPublisher
 from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
 from server.web import auth, caching, cors
@@ -119,7 +120,9 @@ def build_services(config: Config, store: RdfStore) -> Services:
     pool = QueryPool(
         settings.query_workers, settings.query_timeout_seconds, settings.query_memory_mb
     )
-    return Services(config, store, index, experiments, views, pool)
+    return Services(
+        config, store, index, experiments, views, pool, PublicDumps(config.data_dir / "dump")
+    )
 
 
 def _load_demo(svc: Services) -> None:

@@ -27,7 +27,8 @@ from pyoxigraph import NamedNode
 from evaluators.experiments.runner import ExperimentRunner
 from server.config import Config
 from server.listings import ExperimentIndex
-from server.sparql.views import View, ViewNotReadyError, ViewPublisher
+from server.replica.dumps import PublicDumps
+from server.replica.views import View, ViewNotReadyError, ViewPublisher
 from server.sparql.workers import QueryPool
 from store.changes import Change
 from store.protocol import RdfStore
@@ -160,6 +161,7 @@ class Services:
     experiments: ExperimentIndex
     views: ViewPublisher
     pool: QueryPool
+    dumps: PublicDumps
     cache: GenerationCache = field(default_factory=GenerationCache)
     # Visibility per index version: it changes far less often than the store does.
     visibility_cache: GenerationCache = field(default_factory=GenerationCache)
@@ -190,7 +192,7 @@ class Services:
         self.last_write[0] = time.time()
         journal = self.store.changes
         with self.writes.lock:
-            changes = journal.drain()[0] if journal is not None else []
+            changes, sequence = journal.drain() if journal is not None else ([], 0)
             before = self.index.public_names()
             if changes:
                 self.index.apply(changes)
@@ -201,7 +203,7 @@ class Services:
             known = changes if journal is not None else [Change(everything=True)]
             self.writes.public_changed(known, before, public)
             self.cache.clear()
-            self.views.submit(generation, changes, public)
+            self.views.submit(generation, changes, public, sequence)
 
     def view(self, timeout: float = 5.0) -> View:
         """Return the newest SPARQL view that covers every write made before this call.
@@ -214,7 +216,8 @@ class Services:
     def public_quads(self) -> int | None:
         """Return the number of public quads in the SPARQL view of the current generation.
 
-        Waits for that view like a query does (None if it cannot be had within 5 s).
+        Waits for that view like a query does (None if it cannot be had within 5 s, or while
+        the count is being redone).
         """
         try:
             return self.view().quads

@@ -5,9 +5,11 @@ Every write of one logical operation goes through a single transactional call (`
 it was. The bulk writes (``bulk_load``, ``bulk_add``) skip the transaction for speed: callers write
 them into a fresh graph that nothing reads until a small transactional write names it, and drop
 that graph when the bulk write fails. A store given a ``ChangeLog`` records every committed write
-in it (``store.changes``). ``checkpoint`` makes a RocksDB checkpoint (hard links: its cost does not
-grow with the store) that ``open_read_only`` opens in another process. pyoxigraph allows one
-read-write opener per directory; a second opener gets ``StoreLockedError`` naming the directory
+in it (``store.changes``). A store opened read-write from a directory keeps a ``ChangeJournal``
+beside it (``<directory>.journal``): before each write, the graphs it may change.
+``checkpoint`` makes a RocksDB checkpoint (hard links: its cost does not grow with the store)
+that ``open_read_only`` opens in another process. pyoxigraph allows one read-write opener per
+directory; a second opener gets ``StoreLockedError`` naming the directory
 (see docs/architecture.md for the process model).
 """
 
@@ -36,7 +38,7 @@ from pyoxigraph import (
     Variable,
 )
 
-from store.changes import Change, ChangeLog
+from store.changes import Change, ChangeJournal, ChangeLog
 from store.errors import QuerySyntaxError, RdfSyntaxError, StoreError, StoreLockedError
 from store.formats import write_quads
 from store.permissions import private_directory
@@ -58,6 +60,10 @@ def _position(message: str) -> tuple[int | None, int | None]:
     return int(match.group(1)), int(column) if column else None
 
 
+def _has_blank(quad: Quad) -> bool:
+    return isinstance(quad.subject, BlankNode) or isinstance(quad.object, BlankNode)
+
+
 def _quad_text(quad: Quad) -> str:
     triple = f"{quad.subject} {quad.predicate} {quad.object} ."
     if isinstance(quad.graph_name, DefaultGraph):
@@ -68,17 +74,28 @@ def _quad_text(quad: Quad) -> str:
 class TripleStore:
     """A persistent (or in-memory) Oxigraph store with transactional writes."""
 
-    def __init__(self, store: Store, path: Path | None, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        store: Store,
+        path: Path | None,
+        *,
+        read_only: bool = False,
+        journal: ChangeJournal | None = None,
+    ) -> None:
         self._store: Store | None = store
         self.path = path
         self.read_only = read_only
         # Set by a follower (the server's public mirror) to learn of every committed write.
         self.changes: ChangeLog | None = None
+        # The graphs each write may change, on disk (stores opened read-write from a path).
+        self.journal = journal
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, path: Path) -> TripleStore:
+    def open(cls, path: Path, *, journaled: bool = True) -> TripleStore:
         """Open (creating if needed) the store directory ``path`` read-write.
+
+        ``journaled`` keeps the change journal beside it (off for the server's own copies).
 
         Raises:
             StoreLockedError: if another process (or this one) already has it open.
@@ -87,7 +104,9 @@ class TripleStore:
         try:
             # The store holds private experiments and token hashes: owner-only.
             private_directory(path)
-            return cls(Store(str(path)), path)
+            opened = Store(str(path))
+            journal = ChangeJournal(journal_path(path)) if journaled else None
+            return cls(opened, path, journal=journal)
         except OSError as exc:
             if "lock" in str(exc).lower():
                 raise StoreLockedError(
@@ -117,11 +136,21 @@ class TripleStore:
         return cls(Store(), None)
 
     def close(self) -> None:
-        """Flush and release the store (and its directory lock)."""
+        """Flush and release the store (and its directory lock).
+
+        The store is released even when the flush fails (a full disk): its writes are in the
+        write-ahead log, and a store that cannot flush must still be closable to be reopened.
+
+        Raises:
+            StoreError: if the flush failed (the store is released anyway).
+        """
         if self._store is not None:
+            store, self._store = self._store, None
             if self.path is not None and not self.read_only:
-                self._store.flush()
-            self._store = None
+                try:
+                    store.flush()
+                except OSError as exc:
+                    raise StoreError(f"Flushing the store failed: {exc}") from exc
 
     def checkpoint(self, target: Path) -> None:
         """Write a consistent copy of the store to ``target`` (which must not exist yet).
@@ -141,6 +170,23 @@ class TripleStore:
             target.chmod(0o700)
         except OSError as exc:
             raise StoreError(f"Cannot write a checkpoint to {target}: {exc}") from exc
+
+    def _note(self, graphs: Iterable[Quad | NamedNode | DefaultGraph] | None) -> int:
+        """Write the journal entry of a write about to happen to ``graphs`` (None: anything).
+
+        Raises:
+            StoreError: if the entry cannot be written; the write must not happen then.
+        """
+        if self.journal is None:
+            return 0
+        if graphs is None:
+            return self.journal.note(None)
+        names = set()
+        for item in graphs:
+            graph = item.graph_name if isinstance(item, Quad) else item
+            if isinstance(graph, NamedNode):
+                names.add(graph.value)
+        return self.journal.note(names) if names else 0
 
     def _record(self, change: Change) -> None:
         if self.changes is not None:
@@ -253,11 +299,12 @@ class TripleStore:
             StoreError: if the write fails; nothing is written then.
         """
         batch = list(quads)
+        entry = self._note(batch)
         try:
             self.raw.extend(batch)
         except OSError as exc:
             raise StoreError(f"Writing to the store failed, nothing was written: {exc}") from exc
-        self._record(Change(added=tuple(batch)))
+        self._record(Change(added=tuple(batch), journal=entry))
 
     def apply(self, remove: Iterable[Quad] = (), add: Iterable[Quad] = ()) -> None:
         """Remove then add quads in one transaction (one SPARQL update).
@@ -274,8 +321,16 @@ class TripleStore:
                 body = "\n".join(_quad_text(q) for q in quads[start : start + _UPDATE_CHUNK])
                 parts.append(f"{keyword} {{\n{body}\n}}")
         if parts:
+            entry = self._note([*removed, *added])
             self._update(" ;\n".join(parts))
-            self._record(Change(added=tuple(added), removed=tuple(removed)))
+            if any(_has_blank(q) for q in added):
+                # SPARQL gives blank nodes in the update text new identities: followers copy
+                # the graphs instead of replaying these quads.
+                touched = {q.graph_name for q in (*removed, *added)}
+                named = tuple(g for g in touched if isinstance(g, NamedNode))
+                self._record(Change(graphs=named, journal=entry))
+            else:
+                self._record(Change(added=tuple(added), removed=tuple(removed), journal=entry))
 
     def replace_graph(self, graph: NamedNode, quads: Iterable[Quad]) -> None:
         """Replace the content of ``graph`` with ``quads`` in one transaction."""
@@ -290,8 +345,9 @@ class TripleStore:
             QuerySyntaxError: if the update does not parse.
             StoreError: if it fails; nothing is written then.
         """
+        entry = self._note(None)
         self._update(sparql_update)
-        self._record(Change(everything=True))
+        self._record(Change(everything=True, journal=entry))
 
     def _update(self, sparql_update: str) -> None:
         try:
@@ -307,8 +363,9 @@ class TripleStore:
         dropped = list(graphs)
         statements = [f"DROP SILENT GRAPH {g}" for g in dropped]
         if statements:
+            entry = self._note(dropped)
             self._update(" ;\n".join(statements))
-            self._record(Change(graphs=tuple(dropped)))
+            self._record(Change(graphs=tuple(dropped), journal=entry))
 
     def load(
         self,
@@ -323,6 +380,7 @@ class TripleStore:
         Raises:
             RdfSyntaxError: if the input does not parse; nothing is written then.
         """
+        entry = self._note(None if graph is None else [graph])
         try:
             self.raw.load(data, rdf_format, base_iri=base_iri, to_graph=graph)
         except SyntaxError as exc:
@@ -330,7 +388,10 @@ class TripleStore:
             raise RdfSyntaxError(f"Malformed RDF: {exc}", line, column) from exc
         except (OSError, ValueError) as exc:
             raise StoreError(f"Loading RDF failed, nothing was written: {exc}") from exc
-        self._record(Change(graphs=(graph,)) if graph is not None else Change(everything=True))
+        if graph is not None:
+            self._record(Change(graphs=(graph,), journal=entry))
+        else:
+            self._record(Change(everything=True, journal=entry))
 
     def bulk_load(
         self,
@@ -349,6 +410,7 @@ class TripleStore:
             RdfSyntaxError: if the input does not parse (``graph`` may hold a part of it).
             StoreError: if writing fails (likewise).
         """
+        entry = self._note([graph])
         try:
             if isinstance(source, Path):
                 self.raw.bulk_load(
@@ -362,7 +424,7 @@ class TripleStore:
         except (OSError, ValueError) as exc:
             raise StoreError(f"Bulk loading failed: {exc}") from exc
         finally:
-            self._record(Change(graphs=(graph,)))
+            self._record(Change(graphs=(graph,), journal=entry))
 
     def bulk_add(self, quads: Iterable[Quad]) -> None:
         """Add many quads with Oxigraph's bulk writer (no transaction; see ``bulk_load``).
@@ -371,11 +433,16 @@ class TripleStore:
             StoreError: if writing fails (part of the quads may have been written).
         """
         touched: set[NamedNode] = set()
+        entry = 0
 
         def _noting(items: Iterable[Quad]) -> Iterable[Quad]:
+            nonlocal entry
             for quad in items:
-                if isinstance(quad.graph_name, NamedNode):
-                    touched.add(quad.graph_name)
+                graph = quad.graph_name
+                if isinstance(graph, NamedNode) and graph not in touched:
+                    # journaled before the first quad of the graph is written
+                    entry = self._note([graph])
+                    touched.add(graph)
                 yield quad
 
         try:
@@ -383,7 +450,7 @@ class TripleStore:
         except OSError as exc:
             raise StoreError(f"Bulk writing failed: {exc}") from exc
         finally:
-            self._record(Change(graphs=tuple(sorted(touched, key=str))))
+            self._record(Change(graphs=tuple(sorted(touched, key=str)), journal=entry))
 
     # ------------------------------------------------------------------ dumping
     def dump(
@@ -417,6 +484,11 @@ class TripleStore:
             raise StoreError("CONSTRUCT/DESCRIBE results are RDF, not a results format")
         data = result.serialize(format=media)
         return data if data is not None else b""
+
+
+def journal_path(store_path: Path) -> Path:
+    """Return where the change journal of the store directory ``store_path`` lives."""
+    return store_path.with_name(store_path.name + ".journal")
 
 
 def literal_value(term: Term | None) -> str | None:

@@ -1,66 +1,66 @@
 """The public dump: ``/dump.nq`` (every quad the reader may see) and ``/dump.nq.gz``.
 
-The dump's bytes come from one place, ``public_dump``: the N-Quads file of the public graphs of
-the current public SPARQL view (``server.sparql.views``, written once per view). Served from a
-file, the dump has a length, an entity tag of its generation, ``Last-Modified``, and answers
-range requests (``Range``/``If-Range``, 206/416) and conditional ones; a client that accepts
-gzip and asks for no range gets the compressed file with ``Content-Encoding: gzip``.
-``/dump.nq.gz`` is the same data as a gzip file to download. The compressed file is made once
-per generation (``compressed_dump``) and older ones are removed.
+The dump's bytes are the N-Quads file of the current public SPARQL view, written in the
+background once per checkpoint (``server.replica.dumps``), never on a request thread. A reader
+who comes before the file is complete follows it as it grows (no length, first bytes at once);
+such readers hold a request thread each, so at most ``MAX_FOLLOWERS`` follow at a time (503
+with ``Retry-After`` beyond). A complete file is handed to the HTTP server as a file (no request
+thread waits for a slow reader), with a length, an entity tag of its checkpoint (it changes only
+when public content does), ``Last-Modified``, single ranges (``Range``/``If-Range``, 206/416)
+and conditional requests; a client that accepts gzip and asks for no range gets the compressed
+copy once it exists, with ``Content-Encoding: gzip``. ``/dump.nq.gz`` is the same data as a gzip
+file to download (it waits briefly for the copy, else 503).
 
-A reader who presents access tokens gets the public file followed by the quads of the private
-experiments the tokens open, streamed: that dump has no length and no ranges. Every response
-names the licence (``Link: rel="license"``) that VoID states for both distributions.
+A reader who presents access tokens gets the public dump followed by the quads of the private
+experiments the tokens open, streamed and marked private. Every response names the licence
+(``Link: rel="license"``) that VoID states for both distributions.
 """
 
 from __future__ import annotations
 
-import gzip
-import os
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from flask import Blueprint, Response, request
 from pyoxigraph import NamedNode
+from werkzeug.wsgi import wrap_file
 
 from server.linked_data.description import DATA_LICENSE
+from server.replica.dumps import DumpFile
+from server.replica.views import View, ViewNotReadyError
 from server.services import Services, services
 from server.web import caching
 from server.web.auth import request_tokens
+from server.web.problems import Problem
+from vocab.project import QAB
 
 bp = Blueprint("dump", __name__)
 
 MEDIA_TYPE = "application/n-quads"
 _CHUNK = 1 << 16
-# One compression at a time (a second request for the same generation waits for the file).
-_COMPRESSING = threading.Lock()
+# Readers following a dump still being written (each holds a request thread).
+MAX_FOLLOWERS = 2
+_FOLLOWERS = threading.BoundedSemaphore(MAX_FOLLOWERS)
+# Seconds /dump.nq.gz waits for the compressed copy of a complete dump.
+GZIP_WAIT_SECONDS = 5.0
 
 
-def public_dump(svc: Services) -> tuple[int, Path]:
-    """Return the generation and the N-Quads file of the public graphs of the current SPARQL
-    view (``server.sparql.views`` writes it once per view)."""
-    view = svc.view()
-    return view.generation, svc.views.dump(view)
+def _unavailable(detail: str, wait: int = 5) -> Problem:
+    return Problem(
+        503, detail, QAB.QueryTimeout, "Dump not ready", headers={"Retry-After": str(wait)}
+    )
 
 
-def compressed_dump(svc: Services, generation: int, plain: Path) -> Path:
-    """Return the gzip file of the public dump ``plain`` of ``generation`` (made if missing)."""
-    directory = svc.config.data_dir / "dump"
-    target = directory / f"public-{generation}-{svc.instance}.nq.gz"
-    with _COMPRESSING:
-        if target.exists():
-            return target
-        directory.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".part")
-        with plain.open("rb") as source, gzip.open(partial, "wb", compresslevel=6) as out:
-            shutil.copyfileobj(source, out, _CHUNK)
-        os.replace(partial, target)
-        for stale in directory.glob("public-*.nq.gz"):
-            if stale != target:
-                stale.unlink(missing_ok=True)
-    return target
+def _current(svc: Services) -> tuple[View, DumpFile]:
+    try:
+        view = svc.view()
+    except ViewNotReadyError as exc:
+        raise _unavailable(f"{exc}; try again shortly.") from exc
+    found = svc.dumps.request(view)
+    if found.complete and not found.path.exists():
+        found = svc.dumps.request(view)  # superseded and removed in between: ask again
+    return view, found
 
 
 def _read(path: Path, start: int, length: int) -> Iterator[bytes]:
@@ -75,13 +75,12 @@ def _read(path: Path, start: int, length: int) -> Iterator[bytes]:
             yield chunk
 
 
-def _file_response(path: Path, mimetype: str, etag: str, svc: Services) -> Response:
+def _file_response(path: Path, mimetype: str, etag: str, modified: float) -> Response:
     """Serve ``path`` with a length, validators, conditional requests and single ranges."""
     size = path.stat().st_size
-    start, length, status = 0, size, 200
-    if caching.not_modified(etag, svc.modified):
+    if caching.not_modified(etag, modified):
         response = Response(status=304)
-        return caching.finish(response, etag, last_modified=svc.modified, not_modified_now=True)
+        return caching.finish(response, etag, last_modified=modified, not_modified_now=True)
     wanted = request.range
     if_range = request.if_range
     # RFC 9110 section 14.2: a range applies when If-Range (strong comparison) still matches.
@@ -93,14 +92,41 @@ def _file_response(path: Path, mimetype: str, etag: str, svc: Services) -> Respo
             response.headers["Content-Range"] = f"bytes */{size}"
             return response
         start, end = bounds
-        length, status = end - start, 206
-    response = Response(_read(path, start, length), status=status, mimetype=mimetype)
-    response.headers["Content-Length"] = str(length)
-    if status == 206:
-        response.headers["Content-Range"] = f"bytes {start}-{start + length - 1}/{size}"
-    caching.finish(response, etag, last_modified=svc.modified)
+        response = Response(_read(path, start, end - start), status=206, mimetype=mimetype)
+        response.headers["Content-Length"] = str(end - start)
+        response.headers["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
+    else:
+        # Handed to the HTTP server as a file: it sends it without holding a request thread.
+        response = Response(
+            wrap_file(request.environ, path.open("rb"), _CHUNK),
+            mimetype=mimetype,
+            direct_passthrough=True,
+        )
+        response.headers["Content-Length"] = str(size)
+    caching.finish(response, etag, last_modified=modified)
     response.headers["Cache-Control"] = "public, no-cache"
     response.headers["Accept-Ranges"] = "bytes"
+    return response
+
+
+def _following(svc: Services, dump: DumpFile, etag: str, modified: float) -> Response:
+    """Stream a dump that is still being written (no length, no ranges)."""
+    if caching.not_modified(etag, modified):
+        return caching.finish(
+            Response(status=304), etag, last_modified=modified, not_modified_now=True
+        )
+    if not _FOLLOWERS.acquire(blocking=False):
+        raise _unavailable("The dump is being written and enough readers follow it.", 2)
+
+    def _stream() -> Iterator[bytes]:
+        try:
+            yield from svc.dumps.follow(dump)
+        finally:
+            _FOLLOWERS.release()
+
+    response = Response(_stream(), mimetype=MEDIA_TYPE)
+    caching.finish(response, etag, last_modified=modified)
+    response.headers["Cache-Control"] = "public, no-cache"
     return response
 
 
@@ -110,21 +136,29 @@ def _licensed(response: Response, filename: str) -> Response:
     return response
 
 
+def _tag(svc: Services, dump: DumpFile, form: str) -> str:
+    # Named by the checkpoint: it changes when public content does, not with private writes.
+    return f"{svc.instance}-{form}-{dump.key}"
+
+
 @bp.route("/dump.nq")
 def dump() -> Response:
     """Every quad the reader may see, as N-Quads (public graphs plus opened private ones)."""
     svc = services()
     vis = svc.visibility(request_tokens())
-    generation, plain = public_dump(svc)
+    view, found = _current(svc)
     if vis.unlocked:
-        return _licensed(_with_private(svc, plain, vis.unlocked), "qabench.nq")
-    etag = svc.etag("dump", str(generation))
-    if "Range" not in request.headers and caching.accepts_gzip():
-        packed = compressed_dump(svc, generation, plain)
-        response = _file_response(packed, MEDIA_TYPE, etag + caching.GZIP_SUFFIX, svc)
+        return _licensed(_with_private(svc, found, vis.unlocked), "qabench.nq")
+    etag, modified = _tag(svc, found, "dump"), view.modified
+    if not found.complete:
+        response = _following(svc, found, etag, modified)
+    elif "Range" not in request.headers and caching.accepts_gzip() and found.compressed:
+        response = _file_response(
+            found.compressed, MEDIA_TYPE, etag + caching.GZIP_SUFFIX, modified
+        )
         response.headers["Content-Encoding"] = "gzip"
     else:
-        response = _file_response(plain, MEDIA_TYPE, etag, svc)
+        response = _file_response(found.path, MEDIA_TYPE, etag, modified)
     response.vary.add("Accept-Encoding")
     return _licensed(response, "qabench.nq")
 
@@ -133,25 +167,32 @@ def dump() -> Response:
 def dump_compressed() -> Response:
     """The public dump as a gzip file."""
     svc = services()
-    generation, plain = public_dump(svc)
-    packed = compressed_dump(svc, generation, plain)
-    etag = svc.etag("dump.gz", str(generation))
-    return _licensed(_file_response(packed, "application/gzip", etag, svc), "qabench.nq.gz")
+    view, found = _current(svc)
+    packed = found.compressed
+    if packed is None:
+        packed = svc.dumps.wait_compressed(found, GZIP_WAIT_SECONDS)
+    if packed is None:
+        raise _unavailable("The compressed dump is being written; try again shortly.")
+    etag = _tag(svc, found, "dump.gz")
+    return _licensed(
+        _file_response(packed, "application/gzip", etag, view.modified), "qabench.nq.gz"
+    )
 
 
-def _with_private(svc: Services, plain: Path, unlocked: tuple[NamedNode, ...]) -> Response:
+def _with_private(svc: Services, public: DumpFile, unlocked: tuple[NamedNode, ...]) -> Response:
+    if not _FOLLOWERS.acquire(blocking=False):
+        raise _unavailable("Enough readers follow a dump now.", 2)
+
     def _stream() -> Iterator[bytes]:
-        with plain.open("rb") as fh:
-            yield from iter(lambda: fh.read(_CHUNK), b"")
-        for graph in unlocked:
-            yield from (str(q).encode("utf-8") + b" .\n" for q in svc.store.quads(graph=graph))
+        try:
+            yield from svc.dumps.follow(public)
+            for graph in unlocked:
+                yield from (str(q).encode("utf-8") + b" .\n" for q in svc.store.quads(graph=graph))
+        finally:
+            _FOLLOWERS.release()
 
     response = Response(_stream(), mimetype=MEDIA_TYPE)
     response.headers["Cache-Control"] = "private, no-store"
+    response.vary.add("Cookie")
+    response.vary.add("Authorization")
     return response
-
-
-def _file(path: Path) -> Iterator[bytes]:
-    # Opened inside the generator, so the file is closed however the download ends.
-    with path.open("rb") as fh:
-        yield from iter(lambda: fh.read(1 << 16), b"")

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 from flask import Blueprint, Response, request
 
+from server.replica.views import ViewNotReadyError
 from server.services import Visibility, services
 from server.sparql import analysis, page
 from server.sparql.jobs import QueryJob, QueryOutcome
-from server.sparql.views import ViewNotReadyError
 from server.sparql.workers import (
     PoolBusyError,
     PoolError,

@@ -3,7 +3,7 @@
 pyoxigraph cannot cancel a running query from Python. So queries run in worker processes: the
 parent hands one job at a time to an idle worker and waits at most ``timeout`` seconds for the
 answer; a worker that overruns is killed and replaced in the background while the other workers
-keep serving. A job names the view it runs over (``server.sparql.views``: a read-only checkpoint
+keep serving. A job names the view it runs over (``server.replica.views``: a read-only checkpoint
 holding exactly the graphs its reader may see); a worker opens views read-only and keeps the
 last few open, so the operating system's page cache is shared instead of each worker holding a
 copy. Workers are started with ``spawn`` (no inherited locks or store handles) and import

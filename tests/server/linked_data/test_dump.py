@@ -1,16 +1,40 @@
-"""The dump (Flask client): a length, ranges, conditional requests, gzip when accepted and as a
-file, the licence, and token holders' private graphs."""
+"""The dump (Flask client): written in the background and followed while it grows, then a
+length, ranges, conditional requests, gzip when accepted and as a file, the licence, validators
+that change with public content only, and token holders' private graphs."""
 
 from __future__ import annotations
 
 import gzip
+import time
 from typing import Any
 
+import pytest
 from pyoxigraph import RdfFormat, parse
 
 from tests.plugins.server import OWNER_TOKEN, PRIVATE_MARKER
 
 LICENCE = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"'
+
+
+def _complete(client: Any) -> Any:
+    """Return the dump once its background file is complete (it has a length then)."""
+    deadline = time.monotonic() + 30
+    while True:
+        response = client.get("/dump.nq", buffered=True)
+        if "Content-Length" in response.headers:
+            return response
+        assert time.monotonic() < deadline, "the dump file was never completed"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def client(client: Any) -> Any:
+    """The test client, once the dump of the current view is complete."""
+    _complete(client)
+    deadline = time.monotonic() + 30
+    while client.get("/dump.nq.gz", buffered=True).status_code != 200:
+        assert time.monotonic() < deadline
+    return client
 
 
 def test_the_dump_has_a_length_a_tag_and_the_licence(client: Any) -> None:
@@ -53,9 +77,16 @@ def test_conditional_requests(app: Any, client: Any) -> None:
         client.get("/dump.nq", headers={"If-None-Match": "W/" + tag}, buffered=True).status_code
         == 304
     )
-    app.extensions["services"].notify_write()
+    services = app.extensions["services"]
+    services.notify_write()  # no public change: the same dump, the same validators
+    assert client.get("/dump.nq", headers={"If-None-Match": tag}).status_code == 304
+    graph = services.index.public_graphs()[0]
+    quad = next(services.store.quads(graph=graph))
+    services.store.apply(remove=[quad])
+    services.notify_write()
     after = client.get("/dump.nq", headers={"If-None-Match": tag}, buffered=True)
     assert after.status_code == 200 and after.headers["ETag"] != tag
+    assert str(quad).encode() not in _complete(client).data
 
 
 def test_gzip_when_accepted_and_as_a_file(client: Any) -> None:
@@ -84,3 +115,13 @@ def test_token_holders_get_their_private_graphs_streamed(client: Any) -> None:
     )
     assert PRIVATE_MARKER.encode() in response.data
     assert "private" in response.headers["Cache-Control"]
+
+
+def test_a_dump_being_written_is_followed_from_its_first_bytes(app: Any) -> None:
+    """The first reader after a write does not wait for the whole file: it follows it."""
+    fresh = app.test_client()
+    first = fresh.get("/dump.nq", buffered=True)
+    assert first.status_code == 200 and first.headers["ETag"]
+    complete = _complete(fresh)
+    assert first.data == complete.data  # the followed bytes are the file's bytes
+    assert first.headers["ETag"] == complete.headers["ETag"]
