@@ -93,6 +93,8 @@ DCTERMS = Namespace(
         "rights",
         "accessRights",
         "date",
+        "LicenseDocument",
+        "MediaType",
     ],
 )
 PROV = Namespace(

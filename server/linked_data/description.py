@@ -32,6 +32,7 @@ from vocab.qb import QB
 from vocab.standard import (
     DCAT,
     DCTERMS,
+    FOAF,
     FORMATS,
     GERBIL,
     PROV,
@@ -61,6 +62,10 @@ _RESULT_FORMATS = (
 _MEDIA_TYPES = "https://www.iana.org/assignments/media-types/"
 # The forms of the VoID description: RDF first (machines), HTML for browsers.
 VOID_FORMATS = (*RDF_FORMATS[:1], HTML, *RDF_FORMATS[1:])
+CATALOG_DESCRIPTION = (
+    "Question answering benchmarks, the experiments that ran systems on them, and their "
+    "results, as linked data with a public SPARQL endpoint."
+)
 # Licence stated for the published descriptions and results (benchmark questions keep the
 # licences of their sources, which each dataset version names with dct:source).
 DATA_LICENSE = RESULTS_LICENSE.value
@@ -169,6 +174,7 @@ def void_description(svc: Services) -> list[Quad]:
         key=lambda g: g.value,
     )
     licence = NamedNode(DATA_LICENSE)
+    publisher = iris.page_iri(base, "publisher")
     n_quads = NamedNode(_MEDIA_TYPES + "application/n-quads")
     quads = [
         _quad(doc, RDF.type, VOID.Dataset),
@@ -196,12 +202,21 @@ def void_description(svc: Services) -> list[Quad]:
         _quad(doc, VOID.dataDump, reachable(base, packed)),
         _quad(home, RDF.type, DCAT.Catalog),
         _quad(home, DCTERMS.title, Literal("qabench", language="en")),
+        _quad(home, DCTERMS.description, Literal(CATALOG_DESCRIPTION, language="en")),
+        _quad(home, DCTERMS.publisher, publisher),
+        _quad(publisher, RDF.type, FOAF.Agent),
+        # the operator of this server, named by its address
+        _quad(publisher, FOAF.name, Literal(f"qabench at {urlsplit(base).netloc}")),
         _quad(home, DCTERMS.license, licence),
+        _quad(licence, RDF.type, DCTERMS.LicenseDocument),
         _quad(home, DCAT.dataset, doc),
         _quad(home, DCAT.service, service),
         _quad(service, RDF.type, DCAT.DataService),
+        _quad(service, DCTERMS.title, Literal("qabench SPARQL endpoint", language="en")),
         _quad(service, DCAT.endpointURL, reachable(base, service)),
         _quad(service, DCAT.endpointDescription, reachable(base, service)),
+        # DCAT-AP's shapes check these values' class without inference: say it
+        _quad(reachable(base, service), RDF.type, RDFS.Resource),
         _quad(service, DCAT.servesDataset, doc),
     ]
     for distribution, compressed in ((dump, False), (packed, True)):
@@ -211,11 +226,14 @@ def void_description(svc: Services) -> list[Quad]:
             _quad(distribution, DCTERMS.license, licence),
             _quad(distribution, DCAT.downloadURL, reachable(base, distribution)),
             _quad(distribution, DCAT.accessURL, reachable(base, distribution)),
+            _quad(reachable(base, distribution), RDF.type, RDFS.Resource),
             _quad(distribution, DCAT.mediaType, n_quads),
+            _quad(n_quads, RDF.type, DCTERMS.MediaType),
         ]
         if compressed:
             compress = NamedNode(_MEDIA_TYPES + "application/gzip")
             quads.append(_quad(distribution, DCAT.compressFormat, compress))
+            quads.append(_quad(compress, RDF.type, DCTERMS.MediaType))
     for vocabulary in (QAB.iri, QB.iri, PROV.iri, DCAT.iri, DCTERMS.iri, GERBIL.iri):
         quads.append(_quad(doc, VOID.vocabulary, NamedNode(vocabulary)))
     partition = BlankNode()
@@ -228,10 +246,20 @@ def void_description(svc: Services) -> list[Quad]:
         first = experiments[0].value.rsplit("/", 1)[-1]
         quads.append(_quad(doc, VOID.exampleResource, iris.experiment_iri(base, first)))
     for dataset, title in _datasets(svc):
-        quads.append(_quad(home, DCAT.dataset, dataset))
-        quads.append(_quad(doc, VOID.subset, dataset))
-        if title is not None:
-            quads.append(_quad(dataset, DCTERMS.title, title))
+        name = title or Literal(dataset.value.rsplit("/", 1)[-1])
+        quads += [
+            _quad(home, DCAT.dataset, dataset),
+            _quad(doc, VOID.subset, dataset),
+            _quad(dataset, RDF.type, DCAT.Dataset),
+            _quad(dataset, DCTERMS.title, name),
+            _quad(
+                dataset,
+                DCTERMS.description,
+                Literal(
+                    f"The questions of the benchmark {name.value}, in versions.", language="en"
+                ),
+            ),
+        ]
     return quads
 
 

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from pyoxigraph import NamedNode, RdfFormat, parse
 
+from tests import REPO
+
 BASE = "http://qabench.test"
 DCAT = "http://www.w3.org/ns/dcat#"
 VOID = "http://rdfs.org/ns/void#"
@@ -92,3 +94,21 @@ def test_licence_on_the_catalog_the_data_and_both_dumps(client: Any) -> None:
         BASE + "/dump.nq",
         BASE + "/dump.nq.gz",
     } <= licensed
+
+
+SHAPES = REPO / "tests" / "data" / "dcat-ap" / "dcat-ap-SHACL.ttl"
+
+
+@pytest.mark.parametrize("path", ["/.well-known/void.ttl", "/index.ttl"])
+def test_catalog_description_passes_the_dcat_ap_3_shapes(client: Any, path: str) -> None:
+    from pyshacl import validate
+    from rdflib import Graph
+
+    shapes = Graph().parse(SHAPES, format="turtle")
+    assert len(shapes) > 1000  # the vendored release, not an empty file
+    data = Graph().parse(data=client.get(path).data, format="turtle")
+    conforms, _report, text = validate(data, shacl_graph=shapes, inference="none")
+    assert conforms, text[:3000]
+    # the facts DCAT-AP makes mandatory are there
+    for needed in ("dcat:Catalog", "dct:publisher", "dct:description", "dcat:DataService"):
+        assert needed in client.get(path).get_data(as_text=True), needed
