@@ -1,4 +1,7 @@
-"""RAG benchmark: qabench (default and each stage on or off) next to a plain bm25s baseline.
+"""RAG benchmark: answers (phase B, baselines, false claims) and retrieval (phase A) of qabench.
+
+Phase B, the baselines, PubMedQA yes/no and the false-claim catch rate come from
+``bench/rag_quality.py`` (see there); phase A is below.
 
 Corpus: the BioASQ 2013 training questions name their documents only as PMIDs, so the corpus is
 rebuilt from their gold snippets (``rag.corpus.bioasq_snippets``): per PMID, each title and
@@ -15,8 +18,9 @@ Systems, all with the extractive generator and asked the same questions with the
 * ``qabench``: the default configuration (Whoosh ``text`` field with Lucene idf, dense fusion
   over stored MiniLM vectors, lexical snippets with the document prior, citation check);
 * ``-fusion``: the default without dense fusion; ``-doc-prior``: without the snippet document
-  prior (``rag.snippet_document_weight`` 0); ``+snippet-dense``: with the MiniLM snippet rerank
-  too (``--configs`` chooses; it is slow on 2 cores).
+  prior (``rag.snippet_document_weight`` 0); ``+feedback``: with pseudo-relevance feedback
+  expansion (``rag.query_feedback``); ``+snippet-dense``: with the MiniLM snippet rerank too
+  (``--configs`` chooses; it is slow on 2 cores).
 
 Vectors: only the documents that reach some question's top 50 BM25 candidates are embedded
 (fusion reads no other vector, so the numbers are those of a fully embedded corpus);
@@ -26,8 +30,9 @@ Reported per system: documents MAP, snippet mean F1, yes/no macro F1, factoid MR
 ideal ROUGE-2 F1 (official BioASQ semantics, ``evaluate_bioasq``), citation support (share of
 cited sentences backed by their cited abstract) and end-to-end latency p50/p95.
 
-Run:  .venv/bin/python bench/rag.py [--data ../shared/data] [--questions N] [--distractors 10]
-          [--configs bm25s,qabench,-fusion,-doc-prior,+snippet-dense] [--embed-all]
+Run:  .venv/bin/python bench/rag.py [--data ../shared/data] [--parts b,claims,a]
+          [--questions N] [--distractors 0,10]
+          [--configs bm25s,qabench,+feedback,-fusion,-doc-prior,+snippet-dense] [--embed-all]
           [--work DIR] [--json]
 """
 
@@ -42,6 +47,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import random
 import time
@@ -86,9 +92,11 @@ SHARED = (
 COLUMNS = (
     ("documents", "map", "doc MAP"),
     ("snippets", "mean_f1", "snip F1"),
+    ("yesno", "accuracy", "yn acc"),
     ("yesno", "macro_f1", "yn F1"),
     ("factoid", "mrr", "fact MRR"),
     ("list", "mean_f1", "list F1"),
+    ("ideal", "rouge2_recall", "R-2 rec"),
     ("ideal", "rouge2_f1", "R-2 F1"),
 )
 # the defaults of rag.top_k and rag.dense_depth
@@ -198,9 +206,11 @@ def systems(
     hybrid = Hybrid(vectors, encoder, 0.7, DEPTH)
     settings = RagSettings()
     plain_settings = RagSettings(snippet_document_weight=0.0)
+    feedback = RagSettings(query_feedback=True)
     made = {
         "bm25s": lambda: RagSystem(plain, ExtractiveGenerator(), plain_settings),
         "qabench": lambda: RagSystem(whoosh, ExtractiveGenerator(), settings, hybrid=hybrid),
+        "+feedback": lambda: RagSystem(whoosh, ExtractiveGenerator(), feedback, hybrid=hybrid),
         "-fusion": lambda: RagSystem(whoosh, ExtractiveGenerator(), settings),
         "-doc-prior": lambda: RagSystem(
             whoosh, ExtractiveGenerator(), plain_settings, hybrid=hybrid
@@ -241,23 +251,73 @@ def numbered(question: dict[str, Any]) -> dict[str, Any]:
     return question
 
 
+def quality_module() -> Any:
+    """Load ``bench/rag_quality.py`` by its path (this directory is kept off ``sys.path``)."""
+    path = Path(__file__).resolve().parent / "rag_quality.py"
+    spec = importlib.util.spec_from_file_location("rag_quality", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["rag_quality"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def answers_report(data: Path, parts: list[str]) -> dict[str, Any]:
+    """Phase B with the baselines, PubMedQA yes/no and the false-claim catch rates."""
+    quality = quality_module()
+    gold = quality.load_gold(data)
+    report: dict[str, Any] = {}
+    if "b" in parts:
+        runs_all: list[RagRun] = []
+        for part in ("tune", "held", "all"):
+            started = time.perf_counter()
+            ours, runs = quality.phase_b(gold, part)
+            ours["ms/question"] = (time.perf_counter() - started) * 1000 / max(1, len(runs))
+            report[f"phase B {part}: qabench"] = ours
+            report[f"phase B {part}: baselines"] = quality.baselines(gold, part)
+            if part == "all":
+                runs_all = runs
+            print(f"  phase B {part}: {len(runs)} questions", flush=True)
+        flagged, checked = quality.own_citations(runs_all)
+        report["own citations flagged"] = {"flagged": flagged, "checked": checked}
+        report["pubmedqa yes/no"] = quality.pubmedqa_yesno(data)
+    if "claims" in parts:
+        rates = quality.catch_rates(quality.claim_set(data, gold))
+        report["claims"] = {"|".join(k): v for k, v in sorted(rates.items())}
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
     )
+    parser.add_argument("--parts", default="b,claims,a", help="b (phase B), claims, a (phase A)")
     parser.add_argument(
-        "--questions", type=int, default=0, help="first N distinct questions (0: all)"
+        "--questions", type=int, default=0, help="phase A: first N distinct questions (0: all)"
     )
-    parser.add_argument("--distractors", default="0,10", help="distractor multipliers to run")
-    parser.add_argument("--configs", default="bm25s,qabench,-fusion,-doc-prior")
+    parser.add_argument("--distractors", default="0", help="phase A: distractor multipliers")
+    parser.add_argument("--configs", default="bm25s,qabench,+feedback")
     parser.add_argument("--work", type=Path, default=Path("bench-out/rag"))
     parser.add_argument(
         "--embed-all", action="store_true", help="embed every document, not the candidates only"
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    parts = args.parts.split(",")
+    report: dict[str, Any] = {"answers": answers_report(args.data, parts)}
+    if "a" in parts:
+        report |= retrieval_report(args)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print_answers(report["answers"])
+    if "runs" in report:
+        print_table(report)
 
+
+def retrieval_report(args: argparse.Namespace) -> dict[str, Any]:
+    """Phase A: every configuration over the corpus rebuilt from the gold snippets."""
     raw = (args.data / TRAINING).read_bytes()
     distinct: dict[str, dict[str, Any]] = {}
     for q in json.loads(raw)["questions"]:
@@ -290,10 +350,56 @@ def main() -> None:
                 f"  {name}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items() if v is not None),
                 flush=True,
             )
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_table(report)
+    return report
+
+
+def print_answers(answers: dict[str, Any]) -> None:
+    """Print the phase B, PubMedQA and false-claim tables."""
+    quality = quality_module()
+    labels = [label for _, _, label in quality.PHASE_B_COLUMNS]
+    rows = [(k, v) for k, v in answers.items() if k.startswith("phase B")]
+    if rows:
+        print("\nPhase B from gold snippets (BioASQ 2013; tune = batches 0-2, held = batch 3)")
+        print(f"| system | {' | '.join(labels)} |")
+        print("|" + "---|" * (len(labels) + 1))
+        for name, row in rows:
+            cells = ["-" if row.get(k) is None else f"{row[k]:.3f}" for k in labels]
+            print(f"| {name} | {' | '.join(cells)} |")
+        own = answers["own citations flagged"]
+        print(f"\nqabench's own cited sentences flagged: {own['flagged']} of {own['checked']}")
+        print("\nPubMedQA yes/no (never tuned on):", json.dumps(answers["pubmedqa yes/no"]))
+    if "claims" in answers:
+        print("\nClaims flagged by the citation check (part | source | kind | flagged | share)")
+        for key, (flagged, total) in answers["claims"].items():
+            print(f"| {key.replace('|', ' | ')} | {flagged}/{total} | {flagged / total:.2f} |")
+        print("\nSummary: false claims caught (number, negation, direction, entity, unrelated;")
+        print("entity-within apart) and true claims flagged, per source, both parts")
+        for source, row in claim_summary(answers["claims"]).items():
+            print(
+                f"| {source} | "
+                + " | ".join(f"{k} {a}/{b} = {a / b:.2f}" for k, (a, b) in row.items())
+                + " |"
+            )
+
+
+def claim_summary(claims: dict[str, tuple[int, int]]) -> dict[str, dict[str, tuple[int, int]]]:
+    """Sum the claim counts per source: false claims caught, swapped-within, true flagged."""
+    quality = quality_module()
+    out: dict[str, dict[str, list[int]]] = {}
+    for key, (flagged, total) in claims.items():
+        _, source, kind = key.split("|")
+        group = (
+            "true flagged"
+            if kind == "true"
+            else "caught"
+            if kind in quality.FALSE_KINDS
+            else f"{kind} caught"
+        )
+        for name in (source, "all sources"):
+            slot = out.setdefault(name, {}).setdefault(group, [0, 0])
+            slot[0] += flagged
+            slot[1] += total
+    return {s: {k: (a, b) for k, (a, b) in row.items()} for s, row in out.items()}
 
 
 def print_table(report: dict[str, Any]) -> None:

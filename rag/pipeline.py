@@ -31,6 +31,7 @@ from rag.corpus.article import Article
 from rag.errors import QueryTooBroadError, QuestionError
 from rag.models.generators import Generator
 from rag.retrieval.expansion import Expansion, broaden_query, expand_query
+from rag.retrieval.feedback import feedback_expansion
 from rag.retrieval.index import make_tokenizer
 from rag.retrieval.retrievers import RankedDocument, Retriever, SearchResult, question_query
 from rag.retrieval.vectors import Hybrid
@@ -217,13 +218,7 @@ class RagSystem:
         started = self._now()
         clock = _Clock(progress)
         warnings: list[str] = []
-        if query is None:
-            expansion = clock.run("expand", lambda: self.stages.expand(text), _expansion_note)
-            if expansion.note:
-                warnings.append(expansion.note)
-            query_text, query_edited = expansion.query, False
-        else:
-            clock.skip("expand", "skipped: a query was given")
+        if query is not None:
             query_text, query_edited = query.strip(), True if edited is None else edited
             if len(query_text) > self.settings.max_question_chars:
                 # every word of a query is searched: its length bounds the search's work
@@ -231,11 +226,20 @@ class RagSystem:
                     f"the query has {len(query_text)} characters; at most "
                     f"{self.settings.max_question_chars} are accepted (rag.max_question_chars)"
                 )
-        if not query_text:
-            raise QuestionError(
-                "the question has no content words to search for; type a query instead"
-            )
         with self._open() as retriever:
+            if query is None:
+                expansion = clock.run(
+                    "expand", lambda: self._expand(text, retriever), _expansion_note
+                )
+                if expansion.note:
+                    warnings.append(expansion.note)
+                query_text, query_edited = expansion.query, False
+            else:
+                clock.skip("expand", "skipped: a query was given")
+            if not query_text:
+                raise QuestionError(
+                    "the question has no content words to search for; type a query instead"
+                )
             fusion = [f"dense fusion {self._hybrid_off}"]
 
             def retrieve() -> SearchResult:
@@ -360,6 +364,13 @@ class RagSystem:
             finished=self._now(),
         )
 
+    def _expand(self, question: str, retriever: Retriever) -> Expansion:
+        """The expand stage; without a model's query, pseudo-relevance feedback when it is on."""
+        expansion = self.stages.expand(question)
+        if expansion.source == "identity" and self.settings.query_feedback:
+            return feedback_expansion(question, retriever)
+        return expansion
+
     def answer_given(
         self,
         question: str,
@@ -452,9 +463,11 @@ def _answer_note(answers: Answers) -> str:
 
 
 def _expansion_note(expansion: Expansion) -> str:
-    return {"identity": "the question's words", "model": "the model's query"}.get(
-        expansion.source, "fallback to the question's words"
-    )
+    return {
+        "identity": "the question's words",
+        "model": "the model's query",
+        "feedback": "the question's words and words of its best hits (pseudo-relevance feedback)",
+    }.get(expansion.source, "fallback to the question's words")
 
 
 def _fallback_note(fallback: str) -> str:

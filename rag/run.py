@@ -34,6 +34,8 @@ class RagSettings:
     support_threshold: float = 0.25
     # share of a sentence's document score in its extractive snippet score
     snippet_document_weight: float = 0.7
+    # without a model's query: expand the question's words by pseudo-relevance feedback (RM3)
+    query_feedback: bool = False
 
     def as_pairs(self) -> tuple[tuple[str, str], ...]:
         """Return the settings as (name, value) strings for provenance."""

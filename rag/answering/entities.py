@@ -652,12 +652,17 @@ def _prefer_longer(
     is only class nouns or the question's focus ("MSX2 gene" for "Which genes ...": MSX2).
     """
     keys = sorted(scored, key=len, reverse=True)
+    # every candidate's longer candidates containing it, longest first (as ``keys`` orders them)
+    containers: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for longer in keys:
+        size = len(longer)
+        for part in {longer[i:j] for i in range(size) for j in range(i + 1, size + 1)}:
+            if len(part) < size:
+                containers.setdefault(part, []).append(longer)
     kept = dict(scored)
     for key in keys:
-        for longer in keys:
-            if len(longer) <= len(key):
-                break
-            if longer not in kept or key not in kept or not _inside(key, longer):
+        for longer in containers.get(key, ()):
+            if longer not in kept or key not in kept:
                 continue
             if set(longer) - set(key) <= heads:
                 kept[key] = max(kept[key], kept.pop(longer))
@@ -665,11 +670,6 @@ def _prefer_longer(
                 kept.pop(key)
                 break
     return kept
-
-
-def _inside(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
-    size = len(short)
-    return any(long[i : i + size] == short for i in range(len(long) - size + 1))
 
 
 def is_entity(text: str) -> bool:

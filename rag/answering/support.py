@@ -191,7 +191,7 @@ def _disagreement(clause: Clause, cited: Sequence[Clause]) -> list[str]:
     rivals = sorted(n for n in best.entities - clause.entities if n not in clause.text.lower())
     if missing and rivals and len(clause.stems & best.stems) >= _NAMES_MATCH * len(clause.stems):
         return [f'the cited text says it of "{rivals[0]}", not "{missing[0]}": {quoted}']
-    if clause.negated != best.negated:
+    if clause.negations != best.negations:
         state = "negated" if clause.negated else "without negation"
         return [f"the cited text does not state it {state}: {quoted}"]
     if clause.direction and best.direction and (clause.direction > 0) != (best.direction > 0):

@@ -309,14 +309,21 @@ def _deleted(index_dir: Path, leaf: Any, segment: str) -> npt.NDArray[np.int64]:
 
 
 def search(
-    index_dir: Path, reader: Any, terms: Sequence[str], k: int, *, b: float, k1: float
+    index_dir: Path,
+    reader: Any,
+    terms: Sequence[str | tuple[str, float]],
+    k: int,
+    *,
+    b: float,
+    k1: float,
 ) -> list[tuple[int, float]] | None:
     """Score an OR of ``text`` terms with BM25 (Lucene idf) exactly as the Whoosh search does.
 
     Args:
         index_dir: the index directory.
         reader: the open Whoosh reader of the searcher (its segments and deletions count).
-        terms: the analysed terms (a term given twice counts twice, as in Whoosh's OR).
+        terms: the analysed terms, each alone or with its boost (a factor of its score, as
+            ``term^0.4`` in Whoosh); a term given twice counts twice, as in Whoosh's OR.
         k: the number of hits wanted.
         b: BM25's length normalisation.
         k1: BM25's term-frequency saturation.
@@ -328,13 +335,18 @@ def search(
     segments = _segments(index_dir, reader)
     if segments is None:
         return None
-    keys = [term.encode("utf-8") for term in terms]
+    pairs = [(t, 1.0) if isinstance(t, str) else t for t in terms]
+    keys = [term.encode("utf-8") for term, _ in pairs]
+    boosts = [boost for _, boost in pairs]
     ranges = [[postings.find(key) for key in keys] for _, _, postings in segments]
     total = sum(postings.documents for _, _, postings in segments)
     length = sum(postings.field_length for _, _, postings in segments)
     average = (length / (total or 1)) or 1.0
     frequencies = [sum(hi - lo for lo, hi in column) for column in zip(*ranges, strict=True)]
-    idfs = [math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in frequencies]
+    idfs = [
+        boost * math.log(1 + (total - df + 0.5) / (df + 0.5))
+        for df, boost in zip(frequencies, boosts, strict=True)
+    ]
     found_docs: list[npt.NDArray[np.int64]] = []
     found_scores: list[npt.NDArray[np.float64]] = []
     for (leaf, offset, postings), spans in zip(segments, ranges, strict=True):

@@ -564,20 +564,22 @@ class IndexPool:
             opened.close()
 
 
-def bag_of_words(parsed: Any) -> list[str] | None:
-    """Return the terms of a parsed query that is only ``text`` words OR-ed, else ``None``.
+def bag_of_words(parsed: Any) -> list[tuple[str, float]] | None:
+    """Return the (term, boost) pairs of a query that is only ``text`` words OR-ed, else ``None``.
 
-    Such a query (one word, or an OR of words, none boosted, no field, phrase, wildcard,
-    fuzzy term, range or operator) is what the compiled postings can score.
+    Such a query (one word, or an OR of words, each possibly boosted as in ``h2^0.4``, no
+    field, phrase, wildcard, fuzzy term, range or operator) is what the compiled postings can
+    score; a boost multiplies its word's score, as Whoosh's does.
     """
     parts = parsed.subqueries if type(parsed) is wquery.Or else [parsed]
     if type(parsed) is wquery.Or and (parsed.boost != 1 or parsed.scale or parsed.minmatch):
         return None
     terms = []
     for part in parts:
-        if type(part) is not wquery.Term or part.fieldname != "text" or part.boost != 1:
+        if type(part) is not wquery.Term or part.fieldname != "text":
             return None
-        terms.append(part.text if isinstance(part.text, str) else part.text.decode("utf-8"))
+        text = part.text if isinstance(part.text, str) else part.text.decode("utf-8")
+        terms.append((text, float(part.boost)))
     return terms
 
 

@@ -102,6 +102,7 @@ class Clause:
     unchanged: bool = False  # says that something did not change or differ ("similar")
     effect: bool = False  # claims an effect or a difference ("affect", "alter", "differ")
     asks: bool = False  # states an aim or a question ("to determine whether ..."), no finding
+    negations: frozenset[str] = frozenset()  # "not" for negation words, "x-free" words as such
 
     @property
     def polarity(self) -> int:
@@ -134,19 +135,26 @@ def read(sentence: str) -> tuple[Clause, ...]:
     if current:
         clauses.append(current)
     first = tokens[0].begin if tokens else -1
-    return tuple(_clause(sentence, clause, first) for clause in clauses)
+    depth = bracket_depth(sentence)
+    return tuple(_clause(sentence, clause, first, depth) for clause in clauses)
 
 
-def _outside_brackets(text: str, position: int) -> bool:
-    """Whether ``position`` is outside every parenthesis and bracket (a name in brackets is an
-    alias or a citation, not what the sentence is about)."""
+def bracket_depth(text: str) -> list[int]:
+    """Return, per character, how many parentheses or brackets enclose it (a name in brackets
+    is an alias or a citation, not what the sentence is about).
+
+    >>> bracket_depth("a (b) c")
+    [0, 0, 1, 1, 1, 0, 0]
+    """
+    depths: list[int] = []
     depth = 0
-    for char in text[:position]:
+    for char in text:
         if char in "([":
             depth += 1
-        elif char in ")]" and depth:
+        depths.append(depth)
+        if char in ")]" and depth:
             depth -= 1
-    return depth == 0
+    return depths
 
 
 _COMMON_ENDINGS = (
@@ -166,7 +174,7 @@ def _plain_capital(token: str) -> bool:
     return listed or singular.endswith(_COMMON_ENDINGS)
 
 
-def _clause(sentence: str, clause: list[Word], first: int) -> Clause:
+def _clause(sentence: str, clause: list[Word], first: int, depth: list[int]) -> Clause:
     lowers = [w.lower for w in clause]
     stems: set[str] = set()
     for lower in lowers:
@@ -177,23 +185,28 @@ def _clause(sentence: str, clause: list[Word], first: int) -> Clause:
     return Clause(
         sentence[clause[0].begin : clause[-1].end],
         frozenset(stems),
-        _negated(lowers),
+        bool(negations := _negations(lowers)),
         sum(_direction(lower) for lower in lowers),
         tuple(n for n in (number_value(w.text) for w in clause) if n is not None),
         frozenset(
             w.lower
             for w in clause
             if is_entity_token(w.text)
-            and _outside_brackets(sentence, w.begin)
+            and depth[w.begin] == 0
             and not (w.begin == first and _plain_capital(w.text))
         ),
         any(lower in NO_CHANGE for lower in lowers),
         any(stem(lower) in EFFECT for lower in lowers),
         any(lower in _ASKING for lower in lowers),
+        negations,
     )
 
 
-def _negated(lowers: list[str]) -> bool:
+def _negations(lowers: list[str]) -> frozenset[str]:
+    """The clause's negations: "not" for any negation word, the word itself for a negating
+    suffix ("disease-free"), so that "did not improve disease-free survival" differs from
+    "improved disease-free survival"."""
+    found: set[str] = set()
     for index, lower in enumerate(lowers):
         following = lowers[index + 1] if index + 1 < len(lowers) else ""
         previous = lowers[index - 1] if index else ""
@@ -202,10 +215,10 @@ def _negated(lowers: list[str]) -> bool:
                 continue  # "whether or not"
             if lower == "no" and following in ("doubt", "longer"):
                 continue
-            return True
-        if "-" in lower and lower.rsplit("-", 1)[1] in NEGATING_SUFFIXES:
-            return True
-    return False
+            found.add("not")
+        elif "-" in lower and lower.rsplit("-", 1)[1] in NEGATING_SUFFIXES:
+            found.add(lower)
+    return frozenset(found)
 
 
 def _direction(lower: str) -> int:

@@ -20,7 +20,7 @@ words are compared the way the index compares them. Pure; the word lists are our
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -64,7 +64,7 @@ VERBS = frozenset(
     present presents presented prevent prevents prevented produce produces produced promote
     promotes promoted propose proposed provide provides provided receive receives received
     reduce reduces reduced regulate regulates regulated remain remains remained report reports
-    reported represent represents represented require requires required result results
+    reported represent represents represented require requires required result results seen
     resulted reveal reveals revealed seem seems seemed show shows showed shown suggest
     suggests suggested support supports supported take takes taken target targets targeted
     tend tends tended treat treats treated undergo underwent use uses used using was were
@@ -150,13 +150,15 @@ def stem(word: str) -> str:
     return found
 
 
-def words(text: str) -> list[Word]:
-    """Return the word tokens of ``text`` with their spans.
+@lru_cache(maxsize=8192)
+def words(text: str) -> tuple[Word, ...]:
+    """Return the word tokens of ``text`` with their spans (cached: answering reads a snippet
+    several times).
 
     >>> [w.text for w in words("S-adenosyl-L-methionine (SAM), HLA-B*15:02 and 3.5 nm, 1,204, 7%.")]
     ['S-adenosyl-L-methionine', 'SAM', 'HLA-B*15:02', 'and', '3.5', 'nm', '1,204', '7%']
     """
-    return [Word(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
+    return tuple(Word(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text))
 
 
 def is_number(token: str) -> bool:
@@ -270,7 +272,7 @@ def abbreviations(text: str) -> dict[str, str]:
     return found
 
 
-def _long_form(short: str, before: list[Word], text: str) -> str | None:
+def _long_form(short: str, before: Sequence[Word], text: str) -> str | None:
     letters = [c.lower() for c in short if c.isalnum()]
     for start in range(len(before) - 1, -1, -1):
         # first choice: the words' initials (hyphenated parts count) spell the short form

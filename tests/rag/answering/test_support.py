@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from rag.answering.citations import AnswerSentence, CitedAnswer, check_citations
@@ -30,6 +33,17 @@ CASES = [
     ("Anastrozole cures type 2 diabetes.", "111", False),  # the PMID was shown: whitelist passes
     ("Metformin improved survival in breast cancer.", "222", False),
     ("Joint pain was more frequent with anastrozole.", "111", True),
+    # words overlap, but what is said differs: negation, direction, number, name
+    ("Anastrozole did not improve disease-free survival in early breast cancer.", "111", False),
+    ("Anastrozole reduced disease-free survival in women with early breast cancer.", "111", False),
+    ("Metformin lowered HbA1c in 2 adults with type 2 diabetes.", "222", True),
+    ("Metformin lowered HbA1c in 12 adults with type 2 diabetes.", "222", False),
+    ("Tamoxifen improved disease-free survival in women with early breast cancer.", "111", False),
+    ("Their weight did not change.", "222", True),
+    ("Their weight changed.", "222", False),
+    # the stated answer is checked against the evidence of the cited text
+    ("Yes, metformin does lower HbA1c in type 2 diabetes.", "222", True),
+    ("No, metformin does not lower HbA1c in type 2 diabetes.", "222", False),
 ]
 
 
@@ -45,7 +59,7 @@ def test_a_sentence_is_supported_only_by_a_document_that_says_it(
 
 
 def test_cases_ran() -> None:
-    assert len(CASES) == 5
+    assert len(CASES) == 14
 
 
 def test_copied_sentence_scores_one_and_support_is_the_best_cited_document() -> None:
@@ -69,3 +83,39 @@ def test_uncited_sentences_are_not_scored_and_the_rate_counts_scored_ones() -> N
     assert support_rate([checked]) == 0.5
     assert support_rate([CitedAnswer()]) is None
     assert "(not supported by the cited abstract)" in checked.text
+
+
+def test_false_claims_made_from_pubmed_sentences_are_caught(shared_data: Path) -> None:
+    """Sentences of PubMedQA abstracts cite their article (true); made false they are caught."""
+    from rag.answering import perturb
+    from rag.text.sentences import sentence_spans
+
+    records = json.loads((shared_data / "pubmed/pubmedqa_pubmedqa/data/ori_pqal.json").read_bytes())
+    pmids = sorted(records)[:80]
+    docs = {p: Article(p, "", " ".join(records[p]["CONTEXTS"])) for p in pmids}
+    counts: dict[str, list[int]] = {}
+    for index, pmid in enumerate(pmids):
+        text = docs[pmid].abstract
+        other = docs[pmids[(index + 1) % len(pmids)]]
+        names = [n for n in perturb.names_in(other.abstract) if n.lower() not in text.lower()]
+        for begin, end in sentence_spans(text)[:2]:
+            claim = text[begin:end]
+            variants = {
+                "true": (claim, pmid),
+                "number": (perturb.change_number(claim), pmid),
+                "negation": (perturb.flip_negation(claim), pmid),
+                "entity": (perturb.swap_entity(claim, names), pmid),
+                "unrelated": (claim, other.pmid),
+            }
+            for kind, (sentence, cited) in variants.items():
+                if sentence is None:
+                    continue
+                answer = CitedAnswer((AnswerSentence(sentence, (cited,)),))
+                (checked,) = support_scores(answer, docs, TOKENIZE).sentences
+                slot = counts.setdefault(kind, [0, 0])
+                slot[0] += checked.supported is False
+                slot[1] += 1
+    assert counts["true"] == [0, 160]  # a copied sentence is never flagged
+    for kind in ("number", "negation", "entity", "unrelated"):
+        caught, made = counts[kind]
+        assert made >= 25 and caught / made >= 0.8, (kind, caught, made)

@@ -114,12 +114,12 @@ def test_merged_segments_lose_their_copies(rag_writable_index: LiteratureIndex) 
 @pytest.mark.parametrize(
     ("query", "terms"),
     [
-        ("famotidine delirium", ["famotidin", "delirium"]),
-        ("delirium", ["delirium"]),
-        ("abstract:delirium", ["delirium"]),  # ``abstract`` is an alias of the text field
+        ("famotidine delirium", [("famotidin", 1.0), ("delirium", 1.0)]),
+        ("delirium", [("delirium", 1.0)]),
+        ("abstract:delirium", [("delirium", 1.0)]),  # ``abstract`` is an alias of the text field
         ('"heart attack"', None),
         ("title:heart", None),
-        ("heart^2 lung", None),
+        ("heart^2 lung^0.35", [("heart", 2.0), ("lung", 0.35)]),  # boosted words (feedback)
         ("cardio*", None),
         ("famotadine~", None),
         ("heart AND lung", None),
@@ -128,14 +128,15 @@ def test_merged_segments_lose_their_copies(rag_writable_index: LiteratureIndex) 
     ],
 )
 def test_only_queries_of_ored_words_are_compiled(
-    rag_index: LiteratureIndex, query: str, terms: list[str] | None
+    rag_index: LiteratureIndex, query: str, terms: list[tuple[str, float]] | None
 ) -> None:
     parsed = rag_index._parser.parse(query).normalize()
     assert bag_of_words(parsed) == terms
 
 
 def test_structured_queries_give_the_same_hits_on_both_paths(rag_index: LiteratureIndex) -> None:
-    for query in ("heart", "aspirin clopidogrel infarction", "heart^2 lung", '"heart attack"'):
+    queries = ("heart", "aspirin clopidogrel infarction", "heart^2 lung^0.3", '"heart attack"')
+    for query in queries:
         fast = rag_index.search(query, 50)
         slow = rag_index.search(query, 50, compiled_postings=False)
         assert [(h.article.pmid, round(h.score, 9)) for h in fast] == [
