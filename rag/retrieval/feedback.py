@@ -1,13 +1,13 @@
 """Query expansion without a model: pseudo-relevance feedback (RM3) over the literature index.
 
-The question's words are searched once; the best ``documents`` hits are taken as relevant and
-their words weighed as RM3 does: a word's weight is the sum, over those documents, of its share
-of the document's words times the document's share of the retrieval scores. The ``terms``
-heaviest words that the question does not already have (no stop words, no generic words such
-as "patients" or "study", no numbers) are added to the question's words with boosts
-(``word^0.31``: ``weight`` times the word's weight over the heaviest one's), so the query stays
-in the query language: the ask page shows it in the editable box and searches it again as
-typed. Scored over the compiled postings like any query of words (boosts included).
+The question's words are searched once; the best ``documents`` (3) hits are taken as relevant
+and their words weighed as RM3 does: a word's weight is the sum, over those documents, of its
+share of the document's words times the document's share of the retrieval scores. The
+``terms`` (5) heaviest words that the question does not already have (no stop words, no
+generic words such as "patients" or "study", no numbers) are added to the question's words
+with boosts (``word^0.21``: ``weight`` (0.3) times the word's weight over the heaviest one's),
+so the query stays in the query language: the ask page shows it in the editable box and
+searches it again as typed. Scored over the compiled postings like any query of words.
 
 Measured on and off in ``bench/rag.py`` (docs/rag-retrieval.md, *Query expansion*).
 """
@@ -28,9 +28,9 @@ _SKIP = FUNCTION_WORDS | GENERIC | LEADING | VERBS | CLASS_NOUNS
 class Feedback:
     """How the feedback expansion is made (``rag.query_feedback_*`` settings)."""
 
-    documents: int = 10
-    terms: int = 10
-    weight: float = 0.5
+    documents: int = 3
+    terms: int = 5
+    weight: float = 0.3
 
 
 def feedback_expansion(

@@ -62,6 +62,7 @@ def rag_settings(config: Config) -> RagSettings:
         answer_tokens=rag.answer_tokens,
         support_threshold=rag.support_threshold,
         snippet_document_weight=rag.snippet_document_weight,
+        query_feedback=rag.query_feedback,
     )
 
 

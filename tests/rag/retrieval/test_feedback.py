@@ -24,7 +24,7 @@ def test_feedback_adds_boosted_words_of_the_best_hits(rag_index: LiteratureIndex
     assert 1 <= len(added) <= 4
     words = [a.split("^")[0] for a in added]
     boosts = [float(a.split("^")[1]) for a in added]
-    assert boosts[0] == 0.5 and all(0 < b <= 0.5 for b in boosts)  # the heaviest word: 0.5
+    assert boosts[0] == 0.3 and all(0 < b <= 0.3 for b in boosts)  # the heaviest word: 0.3
     assert not {w.lower() for w in words} & set(base.split())  # only new words
     best = retriever.search(base, 3, question=QUESTION).documents
     text = " ".join(f"{d.article.title} {d.article.abstract}".lower() for d in best)
