@@ -40,6 +40,17 @@ class ServerConfig:
     # Minted IRIs start with this; keep it stable once data is published.
     base_iri: str = "http://localhost:8080"
     threads: int = 8
+    # Connections (server.httpd): open in all, from one client (IPv6: a /64; the trusted proxy
+    # is exempt), and how long a request head, a whole request and an idle connection may take.
+    connection_limit: int = 1000
+    connections_per_client: int = 32
+    header_timeout_seconds: float = 10.0
+    request_timeout_seconds: float = 120.0
+    idle_timeout_seconds: float = 15.0
+    # Body bytes of a request to any path but the uploads (/upload/dataset, /experiments/new,
+    # /update take max_upload_bytes); refused from Content-Length before anything is read.
+    max_request_body_bytes: int = 1_048_576
+    max_request_header_bytes: int = 65_536
     # Load the example datasets and run the demo experiment when the store is empty.
     demo: bool = True
     max_upload_bytes: int = 50_000_000
@@ -220,6 +231,13 @@ _TABLES = {f.name: f for f in fields(Config) if f.name != "source"}
 _RANGES: dict[str, tuple[float, float]] = {
     "server.port": (0, 65535),
     "server.threads": (1, 256),
+    "server.connection_limit": (16, 100_000),
+    "server.connections_per_client": (1, 100_000),
+    "server.header_timeout_seconds": (0.5, 3600),
+    "server.request_timeout_seconds": (1, 86400),
+    "server.idle_timeout_seconds": (1, 3600),
+    "server.max_request_body_bytes": (1024, 10_000_000_000),
+    "server.max_request_header_bytes": (1024, 10_000_000),
     "server.query_timeout_seconds": (0.1, 3600),
     "store.remote_timeout_seconds": (0.1, 86400),
     "server.max_result_rows": (1, 10_000_000),

@@ -1,9 +1,10 @@
 """``qabench serve [--host HOST] [--port PORT]``: run the web server until interrupted.
 
-One process owns the read-write store and serves the app through waitress with
-``server.threads`` threads; public SPARQL queries run in ``server.query_workers`` separate
-processes. While it runs, ``<data dir>/server.json`` names its pid and URL so that commands
-finding the store locked can say which server holds it.
+One process owns the read-write store and serves the app through waitress (``server.httpd``:
+bounded connections, request timeouts, body limits per path) with ``server.threads`` threads;
+public SPARQL queries run in ``server.query_workers`` separate processes. While it runs,
+``<data dir>/server.json`` names its pid and URL so that commands finding the store locked can
+say which server holds it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import sys
 from types import FrameType
 from urllib.parse import urlsplit
 
-import waitress
-
+from server import httpd
 from server.app import create_app
 from server.cli.context import Context
 from server.cli.store_owner import remove_server_file, write_server_file
@@ -97,16 +97,16 @@ def serve(config: Config, host: str, port: int) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         services.pool.start()
-        print(f"qabench serving {config.base_iri} at {url} (Ctrl+C stops)", file=sys.stderr)
-        waitress.serve(
+        servers, events, adjustments = httpd.create_servers(
             app,
-            host=host,
-            port=port,
-            threads=config.server.threads,
-            ident="qabench",
+            config.server,
+            host,
+            port,
             clear_untrusted_proxy_headers=True,
             **_proxy_settings(config.server.trusted_proxy),
         )
+        print(f"qabench serving {config.base_iri} at {url} (Ctrl+C stops)", file=sys.stderr)
+        httpd.run(servers, events, adjustments)
     finally:
         services.close()
         remove_server_file(config.data_dir)

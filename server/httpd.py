@@ -1,0 +1,265 @@
+"""The HTTP server of ``qabench serve``: waitress, with limits decided where connections arrive.
+
+Waitress reads requests in one event loop (``poll``, so thousands of sockets are fine) and hands
+complete requests to a pool of threads; idle and slow connections hold no thread. Its defaults
+let one address take the server down (100 connections in all, two minutes of idleness allowed,
+1 GB bodies read before the application can refuse them), so this module configures and extends
+it:
+
+* at most ``connection_limit`` open connections, and at most ``connections_per_client`` from one
+  client (IPv6: one /64; the trusted reverse proxy is exempt, it limits per client itself):
+  a connection beyond is answered 503 and closed at once;
+* a request head must arrive within ``header_timeout_seconds`` of its first byte, a whole request
+  within ``request_timeout_seconds``, and a connection idle between requests is closed after
+  ``idle_timeout_seconds`` (sooner, oldest first, when the server nears its connection limit);
+* a request body larger than its path allows is refused with 413 from the ``Content-Length``
+  header, before any of it is read (``body_limit``: uploads and updates may carry
+  ``server.max_upload_bytes``, everything else ``server.max_request_body_bytes``; chunked
+  bodies are cut at the same limit).
+
+Every limit is a ``[server]`` setting and listed in docs/server.md ("Limits").
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from waitress import wasyncore
+from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser
+from waitress.server import TcpWSGIServer
+from waitress.task import ThreadedTaskDispatcher
+
+from server.config import ServerConfig
+from server.web.limits import client_key
+
+log = logging.getLogger(__name__)
+
+# Paths whose requests may carry an upload (POST bodies up to server.max_upload_bytes).
+UPLOAD_PATHS = ("/upload/dataset", "/experiments/new", "/update")
+_REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Retry-After: 5\r\nConnection: close\r\nContent-Length: 58\r\n\r\n"
+    b"Too many open connections from this client; retry later.\n"
+)
+
+
+def body_limit(path: str, settings: ServerConfig) -> int:
+    """Return how many body bytes a request for ``path`` may carry.
+
+    >>> body_limit("/upload/dataset", ServerConfig()) == ServerConfig().max_upload_bytes
+    True
+    >>> body_limit("/sparql", ServerConfig()) == ServerConfig().max_request_body_bytes
+    True
+    """
+    if path in UPLOAD_PATHS:
+        return settings.max_upload_bytes
+    return settings.max_request_body_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """The limits the server enforces on connections (from ``[server]``)."""
+
+    per_client: int
+    header_timeout: float
+    request_timeout: float
+    idle_timeout: float
+    exempt: frozenset[str]
+    body_limit: Callable[[str], int]
+
+
+class _Parser(HTTPRequestParser):  # type: ignore[misc]
+    """Waitress's request parser, with the body limit of the request's path."""
+
+    limits: ConnectionLimits
+    adj: Adjustments
+
+    def parse_header(self, header_plus: bytes) -> None:
+        super().parse_header(header_plus)
+        allowed = self.limits.body_limit(self.path or "/") + 1  # waitress refuses >= max
+        if allowed < self.adj.max_request_body_size:
+            self.adj = copy.copy(self.adj)
+            self.adj.max_request_body_size = allowed
+
+
+class _Channel(HTTPChannel):  # type: ignore[misc]
+    """A connection: counted per client, its current request timed from its first byte."""
+
+    server: QabenchServer
+
+    def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
+        super().__init__(server, sock, addr, adj, map)
+        self.client = server.client_of(addr)
+        self.request_started: float | None = None
+        self.counted = True
+
+    def received(self, data: bytes) -> bool:
+        if self.request is None and data:
+            self.request_started = time.monotonic()
+        done: bool = super().received(data)
+        if self.request is None:
+            self.request_started = None
+        return done
+
+    def del_channel(self, map: Any = None) -> None:
+        super().del_channel(map)
+        if self.counted:
+            self.counted = False
+            self.server.forget(self.client)
+
+
+class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
+    """A waitress TCP server with per-client connection caps and request timeouts."""
+
+    def __init__(self, application: Any, limits: ConnectionLimits, **kwargs: Any) -> None:
+        self.limits = limits
+        self.open_per_client: dict[str, int] = {}
+        self.refused = 0
+        parser = type("Parser", (_Parser,), {"limits": limits})
+        self.channel_class = type("Channel", (_Channel,), {"parser_class": parser})
+        super().__init__(application, **kwargs)
+
+    def client_of(self, addr: Any) -> str:
+        """Return the client key of a peer address."""
+        host = addr[0] if isinstance(addr, tuple) and addr else str(addr)
+        return client_key(str(host))
+
+    def forget(self, client: str) -> None:
+        """Count one connection of ``client`` less."""
+        left = self.open_per_client.get(client, 0) - 1
+        if left > 0:
+            self.open_per_client[client] = left
+        else:
+            self.open_per_client.pop(client, None)
+
+    def handle_accept(self) -> None:
+        try:
+            accepted = self.accept()
+        except OSError:
+            return
+        if accepted is None:
+            return
+        conn, addr = accepted
+        addr = self.fix_addr(addr)
+        client = self.client_of(addr)
+        held = self.open_per_client.get(client, 0)
+        if client not in self.limits.exempt and held >= self.limits.per_client:
+            self.refused += 1
+            try:
+                conn.setblocking(False)
+                conn.send(_REFUSED)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+            return
+        try:
+            self.set_socket_options(conn)
+        except OSError:
+            conn.close()
+            return
+        self.open_per_client[client] = held + 1
+        self.channel_class(self, conn, addr, self.adj, map=self._map)
+
+    def maintenance(self, now: float) -> None:
+        """Close idle connections and requests that arrive too slowly (runs every second)."""
+        clock = time.monotonic()
+        limits = self.limits
+        crowded = len(self._map) > 0.8 * self.adj.connection_limit
+        idle: list[tuple[float, Any]] = []
+        for channel in list(self.active_channels.values()):
+            started = getattr(channel, "request_started", None)
+            if started is not None:
+                head_done = channel.request is not None and channel.request.headers_finished
+                limit = limits.request_timeout if head_done else limits.header_timeout
+                if clock - started > limit:
+                    channel.will_close = True
+            elif not channel.requests and not channel.total_outbufs_len:
+                if now - channel.last_activity > limits.idle_timeout:
+                    channel.will_close = True
+                else:
+                    idle.append((channel.last_activity, channel))
+        if crowded:
+            # near the limit: idle keep-alive connections go first, oldest first
+            for _, channel in sorted(idle, key=lambda item: item[0])[: max(1, len(idle) // 2)]:
+                channel.will_close = True
+
+
+def _raise_file_limit(wanted: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+def connection_limits(settings: ServerConfig) -> ConnectionLimits:
+    """Return the connection limits of ``settings``."""
+    proxy = settings.trusted_proxy
+    return ConnectionLimits(
+        per_client=settings.connections_per_client,
+        header_timeout=settings.header_timeout_seconds,
+        request_timeout=settings.request_timeout_seconds,
+        idle_timeout=settings.idle_timeout_seconds,
+        exempt=frozenset() if not proxy or proxy == "*" else frozenset({client_key(proxy)}),
+        body_limit=lambda path: body_limit(path, settings),
+    )
+
+
+def create_servers(
+    app: Any, settings: ServerConfig, host: str, port: int, **extra: Any
+) -> tuple[list[QabenchServer], dict[int, Any], Adjustments]:
+    """Bind the servers of ``host:port`` (one per address it resolves to) on one event map."""
+    adjustments = Adjustments(
+        host=host,
+        port=port,
+        threads=settings.threads,
+        ident="qabench",
+        connection_limit=settings.connection_limit,
+        channel_timeout=max(1, int(settings.idle_timeout_seconds)),
+        cleanup_interval=1,
+        asyncore_use_poll=True,
+        max_request_body_size=max(settings.max_upload_bytes, settings.max_request_body_bytes) + 1,
+        max_request_header_size=settings.max_request_header_bytes,
+        **extra,
+    )
+    # Every connection is a file descriptor; the store, views and workers need some too.
+    _raise_file_limit(settings.connection_limit + 1024)
+    dispatcher = ThreadedTaskDispatcher()
+    dispatcher.set_thread_count(adjustments.threads)
+    limits = connection_limits(settings)
+    events: dict[int, Any] = {}
+    servers = [
+        QabenchServer(
+            app, limits, map=events, dispatcher=dispatcher, adj=adjustments, sockinfo=info
+        )
+        for info in adjustments.listen
+    ]
+    return servers, events, adjustments
+
+
+def run(servers: list[QabenchServer], events: dict[int, Any], adjustments: Adjustments) -> None:
+    """Serve until interrupted (KeyboardInterrupt ends the loop and the worker threads)."""
+    try:
+        wasyncore.loop(timeout=adjustments.asyncore_loop_timeout, map=events, use_poll=True)
+    except (KeyboardInterrupt, SystemExit):
+        log.info("stopping the HTTP server")
+    finally:
+        servers[0].task_dispatcher.shutdown()
+        wasyncore.close_all(events)
+
+
+def bound_addresses(servers: list[QabenchServer]) -> list[tuple[str, int]]:
+    """Return the (host, port) each server listens on."""
+    found = []
+    for server in servers:
+        name = server.socket.getsockname()
+        found.append((str(name[0]), int(name[1])))
+    return found

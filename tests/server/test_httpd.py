@@ -1,0 +1,155 @@
+"""The HTTP server under abuse: one address holding hundreds of idle or slow connections, slow
+request heads, idle keep-alive connections and oversized bodies, on a real waitress server
+(``server.httpd``) over loopback. The attacker uses the source address 127.0.0.2, the reader
+127.0.0.1 (both loopback on Linux)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import pytest
+from waitress import wasyncore
+
+from server import httpd
+from server.config import ServerConfig
+
+SETTINGS = replace(
+    ServerConfig(),
+    threads=4,
+    connections_per_client=20,
+    header_timeout_seconds=1.0,
+    request_timeout_seconds=2.0,
+    idle_timeout_seconds=1.0,
+    max_request_body_bytes=10_000,
+    max_upload_bytes=100_000,
+)
+
+
+def _app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    body = environ["wsgi.input"].read()
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"read %d" % len(body)]
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    servers, events, adjustments = httpd.create_servers(_app, SETTINGS, "127.0.0.1", 0)
+    thread = threading.Thread(target=httpd.run, args=(servers, events, adjustments), daemon=True)
+    thread.start()
+    host, port = httpd.bound_addresses(servers)[0]
+    yield f"http://{host}:{port}"
+    wasyncore.close_all(events)
+
+
+def _connect(url: str, source: str = "127.0.0.2") -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(5)
+    sock.connect((host, int(port)))
+    return sock
+
+
+def _timed_get(url: str) -> float:
+    started = time.monotonic()
+    response = httpx.get(url + "/", timeout=5)
+    assert response.status_code == 200
+    return time.monotonic() - started
+
+
+def test_one_address_holding_300_connections_leaves_others_served(url: str) -> None:
+    held = []
+    refused = 0
+    for n in range(300):
+        sock = _connect(url)
+        if n % 2:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
+        held.append(sock)
+    try:
+        times = [_timed_get(url) for _ in range(20)]
+        for sock in held:
+            try:
+                data = sock.recv(200)
+            except TimeoutError:
+                continue
+            refused += b"503" in data
+        assert max(times) < 2.0
+        assert refused >= 300 - SETTINGS.connections_per_client
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_a_request_head_sent_slowly_is_cut_off(url: str) -> None:
+    sock = _connect(url)
+    started = time.monotonic()
+    try:
+        for piece in (b"GET / HTTP/1.1\r\n", b"Host: x\r\n", b"X-A: 1\r\n", b"X-B: 2\r\n"):
+            sock.sendall(piece)
+            time.sleep(0.6)
+    except OSError:
+        pass  # closed under us: what should happen
+    with contextlib.suppress(ConnectionResetError):
+        assert sock.recv(100) == b""
+    assert time.monotonic() - started < 4.5
+    sock.close()
+
+
+def test_an_idle_keep_alive_connection_is_closed(url: str) -> None:
+    sock = _connect(url)
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert b"200 OK" in sock.recv(1000)
+    started = time.monotonic()
+    assert sock.recv(100) == b""  # the server closes it once idle
+    assert time.monotonic() - started < 4
+    sock.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "length", "refused"),
+    [
+        ("/sparql", 10_001, True),
+        ("/sparql", 10_000, False),
+        ("/upload/dataset", 100_001, True),
+        ("/upload/dataset", 50_000, False),
+    ],
+)
+def test_a_body_over_the_limit_of_its_path_is_refused_before_it_is_read(
+    url: str, path: str, length: int, refused: bool
+) -> None:
+    sock = _connect(url, "127.0.0.3")
+    try:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode()
+        )
+        sock.settimeout(0.5)
+        try:
+            answer = sock.recv(200)
+        except TimeoutError:
+            answer = b""  # waiting for the body
+        assert (b"413" in answer) == refused
+        if not refused:
+            sock.settimeout(5)
+            sock.sendall(b"x" * length)
+            assert f"read {length}".encode() in sock.recv(1000)
+    finally:
+        sock.close()
+
+
+def test_a_chunked_body_over_the_limit_is_cut(url: str) -> None:
+    sock = _connect(url, "127.0.0.4")
+    try:
+        sock.sendall(b"POST /sparql HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        chunk = b"x" * 4000
+        for _ in range(4):
+            sock.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+        assert b"413" in sock.recv(200)
+    finally:
+        sock.close()
