@@ -34,7 +34,7 @@ from server.pages.tables import format_time, machine_time
 from server.replica.dumps import PublicDumps
 from server.replica.views import ViewPublisher
 from server.runner import build_runner
-from server.services import RUNNER_KEY, Services
+from server.services import RUNNER_KEY, IndexSnapshots, Services
 from server.sparql import endpoint, update
 from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
@@ -114,15 +114,19 @@ def build_services(config: Config, store: RdfStore) -> Services:
     private_directory(config.data_dir)
     store.changes = ChangeLog()
     index = VisibilityIndex(store, config.base_iri)
-    experiments = ExperimentIndex(store, config.base_iri)
+    snapshot = config.data_dir / "experiment-index.pickle"
+    experiments = ExperimentIndex(store, config.base_iri, snapshot)
     views = ViewPublisher(store, index.public_names(), config.data_dir / "views")
     settings = config.server
     pool = QueryPool(
         settings.query_workers, settings.query_timeout_seconds, settings.query_memory_mb
     )
-    return Services(
+    svc = Services(
         config, store, index, experiments, views, pool, PublicDumps(config.data_dir / "dump")
     )
+    # Registered first, so it closes last: after the experiment runner stopped writing.
+    svc.closers.append(IndexSnapshots(svc, snapshot).close)
+    return svc
 
 
 def _load_demo(svc: Services) -> None:

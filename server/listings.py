@@ -14,18 +14,24 @@ owner applies changes (the server's ``Services``).
 from __future__ import annotations
 
 import bisect
+import logging
 import math
+import os
+import pickle  # our own file in the private data directory, checked on reading
 from array import array
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode, QuerySolutions
 
 from evaluators.results import MEASURES
 from store import graphs, queries
-from store.changes import Change
+from store.changes import Change, ChangeJournal
 from store.protocol import RdfStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +86,18 @@ class ExperimentEntry:
     states: tuple[str, ...]
     systems: tuple[SystemCount, ...]
     scores: tuple[TaskScores, ...] = ()
+
+
+def _snapshot_format() -> str:
+    """Return what a snapshot must say it is: the shapes it pickles and the measure slots.
+
+    A snapshot written by another version (other fields, other measures) is not read.
+    """
+    shapes = [
+        ",".join(f.name for f in fields(kind))
+        for kind in (ExperimentEntry, TaskScores, SystemCount)
+    ]
+    return "experiment-index 1|" + "|".join(shapes) + "|" + ",".join(_SLOTS)
 
 
 def _text(term: object) -> str | None:
@@ -180,7 +198,7 @@ def _entries(rows: QuerySolutions) -> dict[str, ExperimentEntry]:
 class ExperimentIndex:
     """Every experiment's ``ExperimentEntry``, in id order, updated at the cost of each change."""
 
-    def __init__(self, store: RdfStore, base: str) -> None:
+    def __init__(self, store: RdfStore, base: str, snapshot: Path | None = None) -> None:
         self._store = store
         self._base = base
         self._prefix = graphs.experiment_graph_prefix(base)
@@ -190,7 +208,62 @@ class ExperimentIndex:
         # (dataset version IRI, experiment type IRI) -> graph IRIs of experiments scored on it
         self._boards: dict[tuple[str, str], set[str]] = {}
         self.version = 0
-        self.build()
+        # The store journal's entry (and epoch) every change up to which the index reflects.
+        self.mark = 0
+        journal = getattr(store, "journal", None)
+        self._journal = journal if isinstance(journal, ChangeJournal) else None
+        # Experiments summarised again at start-up (None: all of them were read).
+        self.caught_up: int | None = None
+        if snapshot is None or not self._resume(snapshot):
+            self.build()
+
+    # ------------------------------------------------------------------ snapshots
+    def state(self) -> tuple[int, dict[str, ExperimentEntry]]:
+        """Return what ``save`` writes: the mark and a copy of the entries (cheap: shared)."""
+        return self.mark, dict(self._entries)
+
+    def save(self, path: Path, state: tuple[int, dict[str, ExperimentEntry]] | None = None) -> None:
+        """Write the index (or a ``state`` taken earlier) to ``path`` for the next start."""
+        mark, entries = state if state is not None else self.state()
+        epoch = self._journal.epoch if self._journal is not None else None
+        partial = path.with_name(path.name + ".part")
+        with partial.open("wb") as fh:
+            pickle.dump((_snapshot_format(), epoch, mark, entries), fh, pickle.HIGHEST_PROTOCOL)
+        partial.chmod(0o600)
+        os.replace(partial, path)
+
+    def _resume(self, path: Path) -> bool:
+        """Read a snapshot and summarise again what was written since; False: build instead."""
+        if self._journal is None:
+            return False
+        try:
+            with path.open("rb") as fh:
+                kind, epoch, mark, entries = pickle.load(fh)  # noqa: S301 (see the import)
+        except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError):
+            return False
+        if kind != _snapshot_format() or not isinstance(entries, dict):
+            return False
+        span = self._journal.since(mark, epoch)
+        if span is None or span.everything:
+            return False
+        self._entries = entries
+        self._rebuild_derived()
+        touched = [g for g in span.graphs if g.startswith(self._prefix)]
+        self._refresh(touched)
+        self.mark, self.caught_up = span.last, len(touched)
+        log.info("experiment index kept: %d experiments summarised again", len(touched))
+        return True
+
+    def _rebuild_derived(self) -> None:
+        self._order = sorted(self._entries)
+        self._systems = {}
+        self._boards = {}
+        for name in self._order:
+            entry = self._entries[name]
+            for system in entry.systems:
+                self._systems.setdefault(system.iri, []).append(name)
+            self._boards_of(name, entry, add=True)
+        self.version += 1
 
     def _read(self, graph: NamedNode | None = None) -> dict[str, ExperimentEntry]:
         """Summarise the experiment in ``graph`` (or every experiment: two queries in all)."""
@@ -216,21 +289,17 @@ class ExperimentIndex:
 
     def build(self) -> None:
         """Summarise every experiment of the store (two queries over all experiment graphs)."""
+        mark = self._journal.last if self._journal is not None else 0
         self._entries = self._read()
-        self._order = sorted(self._entries)
-        self._systems = {}
-        self._boards = {}
-        for name in self._order:
-            entry = self._entries[name]
-            for system in entry.systems:
-                self._systems.setdefault(system.iri, []).append(name)
-            self._boards_of(name, entry, add=True)
-        self.version += 1
+        self._rebuild_derived()
+        self.mark = mark
 
     def apply(self, changes: list[Change]) -> bool:
         """Summarise again the experiments ``changes`` touch; return whether anything changed."""
+        mark = max([self.mark, *(c.journal for c in changes)])
         if any(c.everything for c in changes):
             self.build()
+            self.mark = max(self.mark, mark)
             return True
         touched = {
             g.value
@@ -238,6 +307,12 @@ class ExperimentIndex:
             for g in change.touched()
             if g.value.startswith(self._prefix)
         }
+        changed = self._refresh(touched)
+        self.mark = mark
+        return changed
+
+    def _refresh(self, touched: Iterable[str]) -> bool:
+        """Summarise the experiments of ``touched`` again; return whether anything changed."""
         changed = False
         for name in touched:
             entry = self._read(NamedNode(name)).get(name)

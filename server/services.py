@@ -13,12 +13,14 @@ Nothing here is module-level state. The app's experiment runner lives next to it
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 from flask import current_app
@@ -34,6 +36,7 @@ from store.changes import Change
 from store.protocol import RdfStore
 from store.visibility import PrivateExperiment, VisibilityIndex, token_hash, unlocked
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RUNNER_KEY = "experiment_runner"
@@ -273,6 +276,45 @@ class Services:
         self.pool.close()
         self.views.close()
         self.store.close()
+
+
+# Seconds between two snapshots of a changed experiment index (and one more at close).
+SNAPSHOT_SECONDS = 30.0
+
+
+class IndexSnapshots:
+    """Writes the experiment index to disk in the background when it changed (``save``)."""
+
+    def __init__(self, svc: Services, path: Path, every: float = SNAPSHOT_SECONDS) -> None:
+        self._svc, self._path, self._every = svc, path, every
+        self._saved = -1
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="qabench-snapshots", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            self.save()
+
+    def save(self) -> None:
+        """Write the index when it changed since the last write (state taken under the lock)."""
+        experiments = self._svc.experiments
+        with self._svc.writes.lock:
+            version = experiments.version
+            if version == self._saved:
+                return
+            state = experiments.state()
+        try:
+            experiments.save(self._path, state)
+            self._saved = version
+        except OSError as exc:
+            log.warning("the experiment index could not be saved: %s", exc)
+
+    def close(self) -> None:
+        """Stop, after a last snapshot."""
+        self._stop.set()
+        self._thread.join(10)
+        self.save()
 
 
 def services() -> Services:

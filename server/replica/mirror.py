@@ -7,9 +7,9 @@ at 10,000 experiment graphs, measured in docs/server.md). So the graphs a reader
 made physical: the mirror receives the main store's changes, restricted to public graphs, and
 the query workers read checkpoints of it (``server.replica.views``).
 
-The mirror shares no file with the main store: it is built by copying the public quads into a
-fresh directory (its cost follows the public data), so a damaged view or mirror can never
-damage the store, and it holds no tombstones of hidden data. ``apply`` replays a batch of
+The mirror shares no file with the main store: it is built from a copy of a checkpoint of the
+store (real copies of its files, at disk speed) minus the hidden graphs, so a damaged view or
+mirror can never damage the store. ``apply`` replays a batch of
 changes as the main store applied them (each write removes, then adds); a graph whose whole
 content changed, or whose visibility changed (an experiment was published), is copied again
 from the main store, or dropped when it is not public; an arbitrary update makes the mirror
@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 
 # Quads per transactional write while copying a graph (bounds memory, not correctness).
 _COPY_CHUNK = 50_000
+# Hidden quads dropped from a copied checkpoint beyond which the copy is compacted at once
+# (keeps the mirror's disk use proportional to the public data).
+_COMPACT_AFTER_DROPPING = 100_000
 _STATE_VERSION = 1
 _COUNT = "SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
 
@@ -170,10 +173,12 @@ class PublicMirror:
     def rebuild(self, public: frozenset[str]) -> None:
         """Build the mirror from scratch: a fresh directory holding exactly ``public``.
 
-        The public quads are copied into a new store (its cost follows the public data, and the
-        mirror shares no file with the main store), which then replaces the old one. The old
-        one is deleted first: published views keep their own links to its files, and after a
-        full disk its space is what the new one needs.
+        From an on-disk main store: a checkpoint of it (hard links, instant) whose files are
+        then copied (so the mirror shares no file with the store; the copy runs at disk speed),
+        from which the graphs that are not public are dropped (compacted away when they are
+        many). From any other store the public quads are copied one by one. The old mirror is
+        deleted first: published views keep their own links to its files, and after a full
+        disk its space is what the new one needs.
         """
         journal = self._journal
         mark = journal.last if journal is not None else 0
@@ -183,6 +188,43 @@ class PublicMirror:
         self._state_path.unlink(missing_ok=True)
         shutil.rmtree(fresh, ignore_errors=True)
         private_directory(self._directory.parent)
+        if isinstance(self._main, TripleStore) and self._main.path is not None:
+            count = self._copy_files(self._main, fresh, public)
+        else:
+            count = self._copy_quads(fresh, public)
+        fresh.rename(self._directory)
+        self._directory.chmod(0o700)
+        self.store = TripleStore.open(self._directory, journaled=False)
+        self.quads, self.mark, self._public = count, mark, public
+        self._write_state(applying=False)
+        log.info("public mirror built: %s quads in %d graphs", count, len(public))
+
+    def _copy_files(self, main: TripleStore, fresh: Path, public: frozenset[str]) -> int | None:
+        """Copy a checkpoint of ``main`` into ``fresh`` and drop what is not public."""
+        assert main.path is not None
+        # Beside the store: hard links cannot cross file systems (the views may live elsewhere).
+        links = main.path.with_name(main.path.name + ".mirror-links")
+        shutil.rmtree(links, ignore_errors=True)
+        main.checkpoint(links)
+        try:
+            fresh.mkdir(mode=0o700)
+            for item in links.iterdir():
+                shutil.copyfile(item, fresh / item.name)
+        finally:
+            shutil.rmtree(links, ignore_errors=True)
+        store = TripleStore.open(fresh, journaled=False)
+        try:
+            hidden = [g for g in store.graphs() if g.value not in public]
+            dropped = sum(graph_size(store, g) for g in hidden)
+            store.update("DROP SILENT DEFAULT")
+            store.drop_graphs(hidden)
+            if dropped > _COMPACT_AFTER_DROPPING:
+                store.raw.optimize()
+        finally:
+            store.close()
+        return None  # counted in idle time (PublicMirror.count)
+
+    def _copy_quads(self, fresh: Path, public: frozenset[str]) -> int:
         store = TripleStore.open(fresh, journaled=False)
         count = 0
 
@@ -198,12 +240,7 @@ class PublicMirror:
                 store.bulk_add(_quads())
         finally:
             store.close()
-        fresh.rename(self._directory)
-        self._directory.chmod(0o700)
-        self.store = TripleStore.open(self._directory, journaled=False)
-        self.quads, self.mark, self._public = count, mark, public
-        self._write_state(applying=False)
-        log.info("public mirror built: %d quads in %d graphs", count, len(public))
+        return count
 
     # ------------------------------------------------------------------ changes
     def apply(self, changes: list[Change], public: frozenset[str]) -> frozenset[str] | None:

@@ -284,9 +284,10 @@ class ViewPublisher:
     def _heal(self, pending: _Batch, *, starting: bool = False) -> bool:
         """Bring the views back after a fault (or up at start), trying until it works.
 
-        At start the kept mirror is opened and brought up to date; after a fault the failed
-        batch is applied again first (replaying is idempotent), then the mirror is rebuilt from
-        the main store. Batches arriving meanwhile are folded in. Returns False when stopped.
+        At start the kept mirror is opened and brought up to date from the journal; after a
+        fault the failed batch is applied again first (replaying is idempotent), then the kept
+        mirror is reopened and caught up, and from the fourth attempt on it is rebuilt from the
+        main store. Batches arriving meanwhile are folded in. Returns False when stopped.
         """
         for attempt in itertools.count():
             if attempt and self._stopping.wait(
@@ -298,12 +299,14 @@ class ViewPublisher:
                 return False
             pending = folded
             try:
-                if starting and attempt == 0:
+                if not starting and attempt == 0:
+                    self._apply(pending)  # replaying is idempotent
+                elif attempt < 3:
+                    # The mirror kept on disk, opened again (a store that hit a full disk
+                    # writes again only once reopened) and caught up from the journal.
                     kept = self._mirror.open(pending.public)
                     self.events["kept" if kept else "rebuilt"] += 1
                     self._publish(pending.generation, pending.public)
-                elif attempt == 0 or (attempt == 1 and not starting):
-                    self._apply(pending)
                 else:
                     self._mirror.rebuild(pending.public)
                     self.events["rebuilt"] += 1

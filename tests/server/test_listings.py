@@ -3,6 +3,8 @@ an index built from scratch, and its boards hold the aggregate values the store 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pyoxigraph import NamedNode, Quad
 
 from evaluators.results import MEASURES
@@ -66,3 +68,38 @@ def test_boards_yield_only_what_the_reader_may_see(pages_world: PagesWorld) -> N
     assert pages_world.private.id in everything - anyone
     assert pages_world.published.id in anyone
     assert list(index.board(version, "http://example.org/no-such-type", lambda _g: True)) == []
+
+
+def test_the_index_is_kept_on_disk_and_catches_up_with_writes_made_since(
+    fresh_world: PagesWorld, tmp_path: Path
+) -> None:
+    """Saved by one run, read back by the next, which summarises only what was written since
+    (as by a command while no server ran), and equals an index built from scratch."""
+    svc = fresh_world.services
+    snapshot = tmp_path / "index.pickle"
+    svc.experiments.save(snapshot)
+    svc.store.add(_copy(fresh_world, "209901010002"))  # written after the snapshot
+    svc.store.drop_graphs([graphs.experiment_graph(svc.base, fresh_world.published.id)])
+    resumed = ExperimentIndex(svc.store, svc.base, snapshot)
+    assert resumed.caught_up == 2  # the new experiment and the dropped one, nothing else
+    assert resumed.entries() == ExperimentIndex(svc.store, svc.base).entries()
+    assert "209901010002" in {e.id for e in resumed.entries()}
+    assert fresh_world.published.id not in {e.id for e in resumed.entries()}
+
+
+def test_a_snapshot_that_cannot_be_trusted_is_not_read(
+    fresh_world: PagesWorld, tmp_path: Path
+) -> None:
+    svc = fresh_world.services
+    snapshot = tmp_path / "index.pickle"
+    svc.experiments.save(snapshot)
+    data = snapshot.read_bytes()
+    snapshot.write_bytes(data[: len(data) // 2])  # cut short
+    assert ExperimentIndex(svc.store, svc.base, snapshot).caught_up is None  # built instead
+    svc.experiments.save(snapshot)
+    assert svc.store.journal is not None
+    svc.store.journal.path.write_text("damaged")  # another journal: marks mean nothing
+    svc.store.journal = type(svc.store.journal)(svc.store.journal.path)
+    rebuilt = ExperimentIndex(svc.store, svc.base, snapshot)
+    assert rebuilt.caught_up is None
+    assert rebuilt.entries() == svc.experiments.entries()
