@@ -1,453 +1,310 @@
-"""Benchmark: qabench serve versus oxigraph serve on the same ~1M triples of experiments.
+"""Benchmark: qabench's public SPARQL endpoint against ``oxigraph serve`` on the same data.
 
-Generates experiments with Data Cube observations (default 9,000 experiments, about 1.06 M
-quads), loads them into a qabench data directory and into an Oxigraph server directory, starts
-both servers on loopback (``qabench serve`` in its own process; ``oxigraph serve
---union-default-graph`` so both evaluate over the union of the graphs), then drives each with
-``--concurrency`` client threads for ``--duration`` seconds per query:
+Builds (or reuses, ``--data DIR``) one data set: a DBpedia-like knowledge base of ``--kb``
+triples (default 1 M, in a catalogued KB graph) and ``--experiments`` experiment graphs with
+Data Cube observations (default 2,000; about 110 quads each). Loads it into a qabench data
+directory and an Oxigraph directory, starts ``qabench serve`` and ``oxigraph serve
+--union-default-graph`` on loopback, and drives both with Debian's ``wrk`` (one thread, ``c``
+connections; ``apt-get install wrk``) through five query classes:
 
-- per-experiment SELECT (a random experiment's observations),
-- page CONSTRUCT (a random experiment's whole graph),
-- leaderboard (best macro F1 per system and dataset over every experiment),
+- ASK about one KB entity, a one-subject KB lookup (SELECT ?p ?o),
+- DESCRIBE of an experiment's observations, the per-experiment SELECT of observations,
+- CONSTRUCT of an experiment graph,
 
-and, on qabench only, ``/experiment/{id}`` as HTML and as JSON-LD. Prints requests/s, p50 and
-p99 latency, and qabench's throughput as a ratio of Oxigraph's.
+each at c = 1, 4 and 16, in A/B/A/B rounds (Oxigraph, qabench, Oxigraph, qabench) of
+``--duration`` seconds, every request a random entity or experiment. Prints requests/s per
+server, qabench's ratio, latencies, and the targets of issue 21: classes Oxigraph needs >= 2 ms
+for reach >= 0.7x at every c; trivial classes (ASK, lookup) reach >= 2,500 requests/s at c=16.
 
-    .venv/bin/python bench/server.py [--experiments 9000] [--duration 8] [--concurrency 8]
+Then (``--profile``) py-spy samples the qabench server and its query workers under c=16 load of
+one trivial and one heavy class and prints where their time goes. Then (``--fairness``,
+``bench/sparql_fairness.py``) three runaway clients against other clients on a server with
+the default per-client limits. Loopback only; every run is bounded in time.
+
+    .venv/bin/python bench/server.py [--data DIR] [--duration 5] [--kb 1000000]
+        [--experiments 2000] [--classes ask lookup ...] [--no-profile] [--no-fairness]
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from pyoxigraph import Literal, Quad, RdfFormat, serialize
 
-REPO = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
 sys.path.insert(0, str(REPO))
 
-from store import graphs  # noqa: E402
-from vocab import iris  # noqa: E402
-from vocab.project import QAB  # noqa: E402
-from vocab.qb import QB  # noqa: E402
-from vocab.standard import DCTERMS, GERBIL, PROV, RDF, RDFS, XSD  # noqa: E402
+import bench_data  # noqa: E402
+import profile_summary  # noqa: E402
+import sparql_fairness  # noqa: E402
+from bench_data import BASE  # noqa: E402
 
-BASE = "http://bench.qabench.test"
-MEASURES = [
-    GERBIL.macroF1,
-    GERBIL.microF1,
-    GERBIL.macroPrecision,
-    GERBIL.macroRecall,
-    GERBIL.microPrecision,
-    GERBIL.microRecall,
-]
-SYSTEMS = 40
-DATASETS = 25
-
-PER_EXPERIMENT = """PREFIX qb: <http://purl.org/linked-data/cube#>
-PREFIX qab: <https://w3id.org/qabench/vocab#>
-SELECT ?obs ?measure ?value ?type WHERE {
-  ?obs qab:ofTask <{task}> ; qab:experimentType ?type ; qb:measureType ?measure ; ?measure ?value .
-}"""
-PAGE_CONSTRUCT = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <{graph}> { ?s ?p ?o } }"
-LEADERBOARD = """PREFIX qb: <http://purl.org/linked-data/cube#>
-PREFIX qab: <https://w3id.org/qabench/vocab#>
-PREFIX gerbil: <http://w3id.org/gerbil/vocab#>
-SELECT ?system ?dataset (MAX(?value) AS ?best) WHERE {
-  ?task qab:system ?system ; qab:datasetVersion ?dataset .
-  ?obs qab:ofTask ?task ; gerbil:macroF1 ?value .
-} GROUP BY ?system ?dataset ORDER BY DESC(?best)"""
+JSON = "application/sparql-results+json"
+TURTLE = "text/turtle"
+KB_ENTITY = "<http://dbpedia.org/resource/Entity_{n}>"
+QAB = "PREFIX qab: <https://w3id.org/qabench/vocab#>\n"
 
 
-def experiment_id(n: int) -> str:
-    return f"2024{n:08d}"
+@dataclass(frozen=True)
+class QueryClass:
+    """One row group of the table: a query template ({eid}: experiment id, {n}: KB entity)."""
+
+    key: str
+    label: str
+    template: str
+    accept: str
+    trivial: bool
 
 
-def generate(experiments: int, seed: int = 7) -> list[Quad]:
-    """Return the benchmark data: catalog plus ``experiments`` experiment graphs."""
-    rng = random.Random(seed)
-    catalog = graphs.catalog_graph(BASE)
-    quads: list[Quad] = []
-    systems = [iris.system_iri(BASE, f"system-{s}") for s in range(SYSTEMS)]
-    versions = [iris.dataset_version_iri(BASE, f"dataset-{d}", 1) for d in range(DATASETS)]
-    for s, system in enumerate(systems):
-        quads += [
-            Quad(system, RDF.type, QAB.System, catalog),
-            Quad(system, RDFS.label, Literal(f"System {s}"), catalog),
-        ]
-    for d, version in enumerate(versions):
-        quads += [
-            Quad(version, RDF.type, QAB.DatasetVersion, catalog),
-            Quad(version, DCTERMS.title, Literal(f"Dataset {d}"), catalog),
-        ]
-    for n in range(experiments):
-        eid = experiment_id(n)
-        g = graphs.experiment_graph(BASE, eid)
-        exp = iris.experiment_iri(BASE, eid)
-        task = iris.task_iri(BASE, eid, 1)
-        quads += [
-            Quad(exp, RDF.type, QAB.Experiment, g),
-            Quad(exp, QAB.task, task, g),
-            Quad(exp, DCTERMS.created, Literal("2024-05-01T10:00:00Z", datatype=XSD.dateTime), g),
-            Quad(task, RDF.type, QAB.Task, g),
-            Quad(task, QAB.system, rng.choice(systems), g),
-            Quad(task, QAB.datasetVersion, rng.choice(versions), g),
-            Quad(task, DCTERMS.language, Literal("en"), g),
-            Quad(task, QAB.state, QAB.Finished, g),
-            Quad(
-                task, PROV.startedAtTime, Literal("2024-05-01T10:00:00Z", datatype=XSD.dateTime), g
-            ),
-            Quad(task, PROV.endedAtTime, Literal("2024-05-01T10:05:00Z", datatype=XSD.dateTime), g),
-        ]
-        for kind in (GERBIL.QA, GERBIL.C2KB):
-            for measure in MEASURES:
-                obs = iris.sub_iri(
-                    exp,
-                    "observation",
-                    kind.value.rsplit("#", 1)[-1],
-                    measure.value.rsplit("#", 1)[-1],
-                )
-                quads += [
-                    Quad(obs, RDF.type, QB.Observation, g),
-                    Quad(obs, QB.dataSet, iris.sub_iri(exp, "cube"), g),
-                    Quad(obs, QAB.ofTask, task, g),
-                    Quad(obs, QAB.experimentType, kind, g),
-                    Quad(obs, QB.measureType, measure, g),
-                    Quad(obs, measure, Literal(f"{rng.random():.4f}", datatype=XSD.double), g),
-                    Quad(
-                        obs,
-                        PROV.generatedAtTime,
-                        Literal("2024-05-01T10:05:00Z", datatype=XSD.dateTime),
-                        g,
-                    ),
-                    Quad(
-                        obs, RDFS.label, Literal(f"{eid} {kind.value[-4:]} {measure.value[-8:]}"), g
-                    ),
-                ]
-    return quads
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_http(url: str, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=5).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} did not come up")
-
-
-def drive(
-    make_request: Callable[[httpx.Client, random.Random], httpx.Response],
-    duration: float,
-    concurrency: int,
-) -> dict[str, float]:
-    """Run ``concurrency`` threads for ``duration`` seconds; return rate and latencies (ms)."""
-    latencies: list[float] = []
-    errors = [0]
-    lock = threading.Lock()
-    stop = time.monotonic() + duration
-
-    def _worker(seed: int) -> None:
-        rng = random.Random(seed)
-        local: list[float] = []
-        with httpx.Client(timeout=60) as client:
-            while time.monotonic() < stop:
-                t0 = time.perf_counter()
-                response = make_request(client, rng)
-                local.append((time.perf_counter() - t0) * 1000)
-                if response.status_code != 200:
-                    with lock:
-                        errors[0] += 1
-        with lock:
-            latencies.extend(local)
-
-    threads = [threading.Thread(target=_worker, args=(i,)) for i in range(concurrency)]
-    started = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - started
-    latencies.sort()
-    return {
-        "rps": len(latencies) / elapsed,
-        "p50": statistics.median(latencies) if latencies else float("nan"),
-        "p99": latencies[int(len(latencies) * 0.99) - 1] if latencies else float("nan"),
-        "n": len(latencies),
-        "errors": errors[0],
-    }
-
+CLASSES = (
+    QueryClass("ask", "ASK", f"ASK {{ {KB_ENTITY} a ?class }}", JSON, True),
+    QueryClass(
+        "lookup",
+        "KB lookup (one subject)",
+        f"SELECT ?p ?o WHERE {{ {KB_ENTITY} ?p ?o }}",
+        JSON,
+        True,
+    ),
+    QueryClass(
+        "describe",
+        "DESCRIBE (observations)",
+        QAB
+        + f"DESCRIBE ?obs WHERE {{ <{BASE}/experiment/{{eid}}> qab:task ?task .\n"
+        + "  ?obs qab:ofTask ?task }",
+        TURTLE,
+        False,
+    ),
+    QueryClass(
+        "select",
+        "per-experiment SELECT",
+        QAB
+        + "PREFIX qb: <http://purl.org/linked-data/cube#>\n"
+        + "SELECT ?obs ?measure ?value ?type WHERE {\n"
+        + f"  <{BASE}/experiment/{{eid}}> qab:task ?task .\n"
+        + "  ?obs qab:ofTask ?task ; qab:experimentType ?type ;\n"
+        + "    qb:measureType ?measure ; ?measure ?value .\n}",
+        JSON,
+        False,
+    ),
+    QueryClass(
+        "construct",
+        "CONSTRUCT of an experiment",
+        f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{BASE}/graph/experiment/{{eid}}> {{ ?s ?p ?o }} }}",
+        TURTLE,
+        False,
+    ),
+)
 
 _WRK_SCRIPT = """
-math.randomseed(os.time())
-local experiments = {experiments}
+math.randomseed(os.time() + {seed})
 local template = [[{template}]]
-local path = "{path}"
-local method = "{method}"
-local accept = "{accept}"
+local headers = {{["Content-Type"] = "application/sparql-query", ["Accept"] = "{accept}"}}
 request = function()
-  local id = string.format("2024%08d", math.random(0, experiments - 1))
-  if method == "GET" then
-    return wrk.format("GET", path:gsub("{{id}}", id), {{["Accept"] = accept}})
-  end
-  local body = template:gsub("{{id}}", id)
-  return wrk.format("POST", path, {{["Content-Type"] = "application/sparql-query",
-                                    ["Accept"] = accept}}, body)
+  local eid = string.format("2024%08d", math.random(0, {experiments} - 1))
+  local body = template:gsub("{{eid}}", eid):gsub("{{n}}", tostring(math.random(0, {entities} - 1)))
+  return wrk.format("POST", "{path}", headers, body)
 end
 done = function(summary, latency, requests)
+  local s = summary.errors
   io.write(string.format("RESULT %d %f %f %f %d\\n", summary.requests,
     summary.duration / 1e6, latency:percentile(50) / 1e3, latency:percentile(99) / 1e3,
-    summary.errors.status + summary.errors.connect + summary.errors.read
-    + summary.errors.write + summary.errors.timeout))
+    s.status + s.connect + s.read + s.write + s.timeout))
 end
 """
 
 
-def drive_wrk(
-    url: str,
-    method: str,
-    template: str,
-    accept: str,
-    experiments: int,
-    duration: float,
-    concurrency: int,
+def wrk(
+    url: str, qc: QueryClass, sizes: bench_data.Sizes, seconds: float, c: int
 ) -> dict[str, float]:
-    """Drive ``url`` with wrk (one thread, ``concurrency`` connections); needs Debian's wrk."""
+    """Drive ``url`` (a query endpoint) with wrk for ``seconds``; return rate and latencies."""
     split = httpx.URL(url)
-    path = url[len(f"{split.scheme}://{split.host}:{split.port}") :]
-    body = template.replace("{task}", f"{BASE}/task/{{id}}/1").replace(
-        "{graph}", f"{BASE}/graph/experiment/{{id}}"
-    )
     script = _WRK_SCRIPT.format(
-        experiments=experiments, template=body, path=path, method=method, accept=accept
+        seed=c,
+        template=qc.template,
+        accept=qc.accept,
+        experiments=sizes.experiments,
+        entities=sizes.entities,
+        path=split.raw_path.decode(),
     )
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as fh:
         fh.write(script)
     origin = f"{split.scheme}://{split.host}:{split.port}"
-    out = subprocess.run(
-        [
-            "wrk",
-            "-t1",
-            f"-c{concurrency}",
-            f"-d{int(duration)}s",
-            "--timeout",
-            "60s",
-            "-s",
-            fh.name,
-            origin,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    Path(fh.name).unlink()
+    try:
+        out = subprocess.run(
+            ["wrk", "-t1", f"-c{c}", f"-d{seconds:g}s", "--timeout", "30s", "-s", fh.name, origin],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=seconds + 60,
+        ).stdout
+    finally:
+        Path(fh.name).unlink()
     line = next(x for x in out.splitlines() if x.startswith("RESULT"))
-    n, seconds, p50, p99, errors = line.split()[1:]
+    n, duration, p50, p99, errors = line.split()[1:]
     return {
-        "rps": int(n) / float(seconds),
+        "rps": int(n) / float(duration),
         "p50": float(p50),
         "p99": float(p99),
-        "n": int(n),
         "errors": int(errors),
     }
 
 
-def sparql_request(
-    url: str, template: str, experiments: int, accept: str
-) -> Callable[[httpx.Client, random.Random], httpx.Response]:
-    def _request(client: httpx.Client, rng: random.Random) -> httpx.Response:
-        eid = experiment_id(rng.randrange(experiments))
-        query = template.replace("{task}", iris.task_iri(BASE, eid, 1).value).replace(
-            "{graph}", graphs.experiment_graph(BASE, eid).value
+def check_answers(ours: str, theirs: str, sizes: bench_data.Sizes) -> None:
+    """Refuse to measure servers that disagree: every class must answer 200 on both."""
+    for qc in CLASSES:
+        query = qc.template.replace("{eid}", bench_data.experiment_id(1)).replace("{n}", "7")
+        sizes_seen = []
+        for url in (ours, theirs):
+            response = httpx.post(
+                url,
+                content=query.encode(),
+                headers={"Content-Type": "application/sparql-query", "Accept": qc.accept},
+                timeout=60,
+            )
+            if response.status_code != 200:
+                raise RuntimeError(
+                    f"{qc.key} on {url}: {response.status_code} {response.text[:300]}"
+                )
+            sizes_seen.append(len(response.content))
+        print(
+            f"  {qc.key:<10} answers: qabench {sizes_seen[0]:,} bytes, oxigraph {sizes_seen[1]:,}"
         )
-        return client.post(
-            url,
-            content=query.encode(),
-            headers={"Content-Type": "application/sparql-query", "Accept": accept},
-        )
-
-    return _request
 
 
-def page_request(
-    base_url: str, experiments: int, accept: str
-) -> Callable[[httpx.Client, random.Random], httpx.Response]:
-    def _request(client: httpx.Client, rng: random.Random) -> httpx.Response:
-        eid = experiment_id(rng.randrange(experiments))
-        return client.get(f"{base_url}/experiment/{eid}", headers={"Accept": accept})
+def measure(
+    urls: dict[str, str], classes: list[QueryClass], sizes: bench_data.Sizes, seconds: float
+) -> list[dict[str, object]]:
+    """Run every class at c = 1, 4, 16 in A/B/A/B rounds; print and return the rows."""
+    rows: list[dict[str, object]] = []
+    header = (
+        f"{'query class':<28}{'c':>3}{'oxigraph':>10}{'qabench':>10}{'ratio':>7}"
+        f"{'p50 ms ox/qb':>16}{'p99 ms ox/qb':>16}{'err':>5}"
+    )
+    print(header)
+    for qc in classes:
+        for c in (1, 4, 16):
+            runs: dict[str, list[dict[str, float]]] = {"oxigraph": [], "qabench": []}
+            for name in ("oxigraph", "qabench", "oxigraph", "qabench"):
+                runs[name].append(wrk(urls[name], qc, sizes, seconds, c))
+            row = {name: _mean(r) for name, r in runs.items()}
+            ox, qb = row["oxigraph"], row["qabench"]
+            ratio = qb["rps"] / ox["rps"] if ox["rps"] else float("nan")
+            rows.append({"class": qc, "c": c, "ratio": ratio, **row})
+            print(
+                f"{qc.label:<28}{c:>3}{ox['rps']:>10,.0f}{qb['rps']:>10,.0f}{ratio:>6.2f}x"
+                f"{ox['p50']:>8.2f}/{qb['p50']:<7.2f}{ox['p99']:>8.1f}/{qb['p99']:<7.1f}"
+                f"{int(ox['errors'] + qb['errors']):>5}"
+            )
+    return rows
 
-    return _request
+
+def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: statistics.fmean(run[key] for run in runs) for key in runs[0]} | {
+        "errors": sum(run["errors"] for run in runs)
+    }
+
+
+def targets(rows: list[dict[str, object]]) -> bool:
+    """Print the targets of issue 21 and return whether all are met."""
+    ok = True
+    for row in rows:
+        qc = row["class"]
+        assert isinstance(qc, QueryClass)
+        ox, qb = row["oxigraph"], row["qabench"]
+        assert isinstance(ox, dict) and isinstance(qb, dict)
+        heavy_ms = _oxigraph_ms(rows, qc)
+        if qc.trivial and row["c"] == 16:
+            met = qb["rps"] >= 2500
+            print(
+                f"  {qc.label} at c=16: {qb['rps']:,.0f} requests/s (target >= 2,500): "
+                f"{'met' if met else 'NOT met'}"
+            )
+            ok &= met
+        elif heavy_ms >= 2.0:
+            met = float(row["ratio"]) >= 0.7  # type: ignore[arg-type]
+            print(
+                f"  {qc.label} (Oxigraph {heavy_ms:.1f} ms at c=1) at c={row['c']}: "
+                f"{float(row['ratio']):.2f}x (target >= 0.7x): {'met' if met else 'NOT met'}"
+            )  # type: ignore[arg-type]
+            ok &= met
+    return ok
+
+
+def _oxigraph_ms(rows: list[dict[str, object]], qc: QueryClass) -> float:
+    for row in rows:
+        if row["class"] == qc and row["c"] == 1:
+            ox = row["oxigraph"]
+            assert isinstance(ox, dict)
+            return 1000.0 / ox["rps"] if ox["rps"] else 0.0
+    return 0.0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--experiments", type=int, default=9000)
-    parser.add_argument("--duration", type=float, default=8.0)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--leaderboard-concurrency", type=int, default=2)
+    parser.add_argument("--data", type=Path, help="keep (or reuse) the generated data here")
+    parser.add_argument("--kb", type=int, default=1_000_000, help="KB triples")
+    parser.add_argument("--experiments", type=int, default=1_500)
+    parser.add_argument("--tasks", type=int, default=6, help="tasks per experiment")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per round")
     parser.add_argument("--threads", type=int, default=8, help="qabench's server.threads")
-    parser.add_argument("--workers", type=int, default=2, help="qabench's server.query_workers")
-    parser.add_argument(
-        "--python-clients",
-        action="store_true",
-        help="drive the servers with Python threads even if wrk is installed",
-    )
+    parser.add_argument("--workers", type=int, default=2, help="server.query_workers")
+    parser.add_argument("--classes", nargs="*", default=[qc.key for qc in CLASSES])
+    parser.add_argument("--no-profile", dest="profile", action="store_false")
+    parser.add_argument("--no-fairness", dest="fairness", action="store_false")
+    parser.add_argument("--fairness-only", action="store_true")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="qabench-bench-"))
-    ours = theirs = None
+    if shutil.which("wrk") is None:
+        print("bench/server.py needs wrk (apt-get install wrk)", file=sys.stderr)
+        return 2
+    work = args.data or Path(tempfile.mkdtemp(prefix="qabench-bench-"))
     try:
-        t0 = time.monotonic()
-        quads = generate(args.experiments)
-        dump = work / "data.nq"
-        with dump.open("wb") as fh:
-            serialize(quads, fh, RdfFormat.N_QUADS)
-        print(f"generated {len(quads):,} quads in {time.monotonic() - t0:.1f} s")
-        del quads
-        from store.triplestore import TripleStore
-
-        t0 = time.monotonic()
-        store = TripleStore.open(work / "qabench" / "store")
-        store.raw.bulk_load(path=str(dump), format=RdfFormat.N_QUADS)
-        store.close()
-        oxi_dir = work / "oxigraph"
-        oxigraph = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
-        subprocess.run(
-            [oxigraph, "load", "--location", str(oxi_dir), "--file", str(dump)],
-            check=True,
-            capture_output=True,
-        )
-        print(f"loaded both stores in {time.monotonic() - t0:.1f} s")
-
-        our_port, their_port = free_port(), free_port()
-        config = work / "config.toml"
-        config.write_text(
-            f'[server]\nbase_iri = "{BASE}"\ndemo = false\nthreads = {args.threads}\nquery_workers = {args.workers}\n'
-            f"query_timeout_seconds = 30.0\n"
-            # One load generator on loopback is one client: no per-client limits here.
-            f"sparql_requests_per_minute = 0\nqueries_per_client = {min(64, args.concurrency)}\n"
-            f'\n[store]\ndata_dir = "{work / "qabench"}"\n'
-        )
-        ours = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "server",
-                "--config",
-                str(config),
-                "serve",
-                "--port",
-                str(our_port),
-            ],
-            cwd=REPO,
-        )
-        theirs = subprocess.Popen(
-            [
-                oxigraph,
-                "serve",
-                "--location",
-                str(oxi_dir),
-                "--bind",
-                f"127.0.0.1:{their_port}",
-                "--union-default-graph",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        our_url, their_url = f"http://127.0.0.1:{our_port}", f"http://127.0.0.1:{their_port}"
-        wait_http(f"{their_url}/query")
-        wait_http(f"{our_url}/")
-        # Warm the query workers (they load the replica on start).
-        t0 = time.monotonic()
-        while (
-            httpx.post(f"{our_url}/sparql", data={"query": "ASK {}"}, timeout=300).status_code
-            != 200
-        ):
-            time.sleep(0.5)
-        print(f"our query workers ready after {time.monotonic() - t0:.1f} s more")
-
-        json_results = "application/sparql-results+json"
-        cases = [
-            ("per-experiment SELECT", PER_EXPERIMENT, json_results, args.concurrency),
-            ("page CONSTRUCT", PAGE_CONSTRUCT, "text/turtle", args.concurrency),
-            ("leaderboard", LEADERBOARD, json_results, args.leaderboard_concurrency),
-        ]
-        print(
-            f"\n{'query':<24}{'server':<10}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}"
-        )
-        use_wrk = shutil.which("wrk") is not None and not args.python_clients
-        print("load generator:", "wrk (1 thread)" if use_wrk else "Python threads (httpx)")
-        for label, template, accept, concurrency in cases:
-            results = {}
-            for name, url in (("oxigraph", f"{their_url}/query"), ("qabench", f"{our_url}/sparql")):
-                if use_wrk:
-                    r = drive_wrk(
-                        url, "POST", template, accept, args.experiments, args.duration, concurrency
-                    )
-                else:
-                    r = drive(
-                        sparql_request(url, template, args.experiments, accept),
-                        args.duration,
-                        concurrency,
-                    )
-                results[name] = r
-                print(
-                    f"{label:<24}{name:<10}{r['rps']:>10.1f}{r['p50']:>10.2f}{r['p99']:>10.2f}"
-                    f"{r['errors']:>8}"
-                )
-            ratio = results["qabench"]["rps"] / results["oxigraph"]["rps"]
-            print(f"{label:<24}{'ratio':<10}{ratio:>10.2f}  (qabench / oxigraph throughput)")
-        for label, accept in (
-            ("/experiment/{id} HTML", "text/html"),
-            ("/experiment/{id} JSON-LD", "application/ld+json"),
-        ):
-            if use_wrk:
-                r = drive_wrk(
-                    f"{our_url}/experiment/{{id}}",
-                    "GET",
-                    "",
-                    accept,
-                    args.experiments,
-                    args.duration,
-                    args.concurrency,
-                )
-            else:
-                r = drive(
-                    page_request(our_url, args.experiments, accept), args.duration, args.concurrency
-                )
-            print(
-                f"{label:<24}{'qabench':<10}{r['rps']:>10.1f}{r['p50']:>10.2f}{r['p99']:>10.2f}"
-                f"{r['errors']:>8}"
-            )
-        return 0
+        sizes = bench_data.prepare(work, args.kb, args.experiments, args.tasks)
+        ok = True
+        if not args.fairness_only:
+            ok = _throughput(work, sizes, args)
+        if args.fairness or args.fairness_only:
+            ok &= sparql_fairness.run(work, sizes)
+        return 0 if ok else 1
     finally:
-        for process in (ours, theirs):
-            if process is not None:
-                process.terminate()
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-        shutil.rmtree(work, ignore_errors=True)
+        if args.data is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _throughput(work: Path, sizes: bench_data.Sizes, args: argparse.Namespace) -> bool:
+    settings = {
+        "threads": args.threads,
+        "query_workers": args.workers,
+        "query_timeout_seconds": 30.0,
+        # One load generator on loopback is one client: no per-client limits here.
+        "sparql_requests_per_minute": 0,
+        "queries_per_client": 64,
+        "sparql_client_budget_seconds": 0,
+        "sparql_queue": 64,
+    }
+    with bench_data.qabench(work, settings) as ours, bench_data.oxigraph(work) as theirs:
+        urls = {"qabench": f"{ours.url}/sparql", "oxigraph": f"{theirs}/query"}
+        check_answers(urls["qabench"], urls["oxigraph"], sizes)
+        print(f"\nwrk, 1 thread; {args.duration:g} s per round, A/B/A/B; mean of two rounds")
+        chosen = [qc for qc in CLASSES if qc.key in args.classes]
+        rows = measure(urls, chosen, sizes, args.duration)
+        print("\ntargets (issue 21):")
+        ok = targets(rows)
+        if args.profile:
+            for key in ("lookup", "select"):
+                qc = next(q for q in CLASSES if q.key == key)
+                print(f"\nprofile: {qc.label} at c=16 (py-spy, {args.duration:g} s)")
+                profile_summary.profile(
+                    ours.pid, lambda s, qc=qc: wrk(urls["qabench"], qc, sizes, s, 16), args.duration
+                )
+    return ok
 
 
 if __name__ == "__main__":

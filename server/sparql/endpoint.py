@@ -202,7 +202,7 @@ def _respond(outcome: QueryOutcome, limit: int, byte_limit: int) -> Response:
             "No acceptable format for these results; available: " + ", ".join(offered),
             extensions={"available": offered},
         )
-    response = Response(outcome.body, mimetype=outcome.media_type)
+    response = Response(outcome.data, mimetype=outcome.media_type)
     if outcome.media_type.startswith("text/"):
         response.mimetype_params["charset"] = "utf-8"
     response.headers["X-Result-Rows"] = str(outcome.rows)
@@ -261,6 +261,7 @@ def run_query(
         limit,
         f"{svc.base}/sparql#truncation",
         svc.config.server.max_result_bytes,
+        facts.form,
     )
     try:
         return svc.pool.run(job)

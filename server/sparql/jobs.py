@@ -2,42 +2,48 @@
 
 The job carries everything decided in the main process (the view holding exactly the graphs the
 reader may see, any dataset the query or the protocol names restricted to those graphs,
-negotiated media types, row cap); the outcome carries serialised bytes or a typed failure, so
-nothing but plain values crosses the process boundary. Runs inside the worker processes of
+negotiated media types, row and byte caps); the outcome is a small record, and the body travels
+beside it as bytes the engine wrote (``server.sparql.results``). Jobs and outcomes are plain
+tuples, so crossing the process boundary costs little. Runs inside the worker processes of
 ``server.sparql.workers``.
+
+**The row cap is applied by the engine.** A SELECT is evaluated with ``LIMIT max_rows + 1``
+added at its end, on a line of its own: Oxigraph's parser accepts that exactly when the query
+has no top-level ``LIMIT`` or trailing ``VALUES`` of its own, and then the limit is the
+top-level solution modifier of the query (nothing after a complete query can nest inside it).
+A query the parser refuses that way (it has its own ``LIMIT``, or a trailing ``VALUES``) runs
+as it was sent (such texts are remembered per worker), and so does a text whose engine result
+is not a solution sequence; the serialisation stops one row past the cap in every case. A
+``CONSTRUCT`` or ``DESCRIBE`` is never given a ``LIMIT`` (it limits solutions, not triples):
+its triples are counted as they stream into the serialiser.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import TypeVar
+import hashlib
+from collections import OrderedDict
+from typing import NamedTuple
 
-from pyoxigraph import (
-    NamedNode,
-    QueryBoolean,
-    QuerySolutions,
-    Triple,
-    serialize,
-)
+from pyoxigraph import NamedNode, QueryBoolean, QuerySolutions, QueryTriples
 
 from server.sparql import guard
-from server.sparql.results import Row, row_size, write_solutions
+from server.sparql.results import Written, capped_solutions, capped_triples
 from store.errors import QuerySyntaxError, StoreError
 from store.formats import rdf_serialization, results_format
 from store.triplestore import TripleStore
 from vocab.prefixes import PUBLISHED
 
-T = TypeVar("T")
+# Texts whose added LIMIT the engine refused, remembered per worker (by digest).
+REMEMBERED_TEXTS = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class QueryJob:
+class QueryJob(NamedTuple):
     """A query and the decisions the main process took about it.
 
     ``view`` is the directory of the view to evaluate over. ``default_graphs``/``named_graphs``
     of ``None`` mean "every graph of the view" (the union default graph); a tuple restricts
-    the dataset to exactly those graphs.
+    the dataset to exactly those graphs. ``form`` is the query form the endpoint read
+    (``SELECT`` gets the engine's row limit).
     """
 
     query: str
@@ -49,22 +55,22 @@ class QueryJob:
     rdf_media: str | None
     max_rows: int
     truncation_note: str
-    # Bytes of the serialised result before truncation (0: no byte cap).
+    # Bytes of the body sent (0: no byte cap).
     max_bytes: int = 0
+    form: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class QueryOutcome:
-    """What a worker answers: a body, or a failure kind with its message and position.
+class QueryOutcome(NamedTuple):
+    """What a worker answers: a body (in chunks), or a failure kind with its message and position.
 
     ``failure`` is ``None`` on success, else ``syntax``, ``federation`` (SERVICE, refused
-    before evaluation), ``evaluation`` or ``not-acceptable``.
-    ``form`` is ``solutions``, ``boolean`` or ``graph``.
+    before evaluation), ``evaluation``, ``not-acceptable`` or ``memory``.
+    ``form`` is ``solutions``, ``boolean`` or ``graph``. Workers send ``body`` empty and the
+    bytes after the record; the pool puts them in.
     """
 
     form: str
     media_type: str = ""
-    body: bytes = b""
     rows: int = 0
     truncated: bool = False
     # True when the byte cap (not the row cap) cut the result short.
@@ -73,71 +79,94 @@ class QueryOutcome:
     message: str = ""
     line: int | None = None
     column: int | None = None
+    body: tuple[bytes, ...] = ()
+
+    def with_body(self, body: tuple[bytes, ...]) -> QueryOutcome:
+        """Return this outcome with ``body``."""
+        return self._replace(body=body)
+
+    @property
+    def data(self) -> bytes:
+        """Return the whole body as one bytes object."""
+        return self.body[0] if len(self.body) == 1 else b"".join(self.body)
+
+    @property
+    def size(self) -> int:
+        """Return the length of the body in bytes."""
+        return sum(len(part) for part in self.body)
 
 
 def _graphs(names: tuple[str, ...] | None) -> list[NamedNode] | None:
     return None if names is None else [NamedNode(n) for n in names]
 
 
-def _collect(items: Iterable[T], job: QueryJob, size: Callable[[T], int]) -> tuple[list[T], str]:
-    """Collect items up to the row cap and (estimated) byte cap; say which cap cut them."""
-    kept: list[T] = []
-    budget = job.max_bytes or None
-    for item in items:
-        if len(kept) == job.max_rows:
-            return kept, "rows"
-        if budget is not None:
-            budget -= size(item)
-            if budget < 0:
-                return kept, "bytes"
-        kept.append(item)
-    return kept, ""
+class _Refused:
+    """Digests of texts whose added LIMIT the engine refused (bounded, least recent first out)."""
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict[bytes, None] = OrderedDict()
+
+    def __contains__(self, key: bytes) -> bool:
+        return key in self._seen
+
+    def add(self, key: bytes) -> None:
+        self._seen[key] = None
+        while len(self._seen) > REMEMBERED_TEXTS:
+            self._seen.popitem(last=False)
 
 
-def _within(
-    kept: list[T], cut: str, job: QueryJob, write: Callable[[list[T], bool], bytes]
-) -> tuple[bytes, list[T], str]:
-    """Serialise ``kept``; drop rows from the end until the body fits the byte cap."""
-    body = write(kept, bool(cut))
-    while job.max_bytes and len(body) > job.max_bytes and kept:
-        # Escaping can make the body larger than the estimate: keep a proportional share.
-        keep = min(len(kept) - 1, len(kept) * job.max_bytes // len(body))
-        kept, cut = kept[:keep], "bytes"
-        body = write(kept, True)
-    return body, kept, cut
+_REFUSED = _Refused()
 
 
-def _solutions(result: QuerySolutions, job: QueryJob) -> QueryOutcome:
-    if job.results_media is None:
-        return QueryOutcome("solutions", failure="not-acceptable")
-    variables = [v.value for v in result.variables]
-    solutions: Iterator[Row] = ([solution[name] for name in variables] for solution in result)
-    rows, cut = _collect(solutions, job, row_size)
-    fmt = results_format(job.results_media)
+def _evaluate(store: TripleStore, job: QueryJob) -> QueryBoolean | QuerySolutions | QueryTriples:
+    default = _graphs(job.default_graphs)
+    options = {
+        "default_graph": default,
+        "named_graphs": _graphs(job.named_graphs),
+        "union_default_graph": default is None,
+        "base_iri": job.base_iri,
+    }
+    if job.form == "SELECT" and job.max_rows > 0:
+        key = hashlib.blake2b(job.query.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        if key not in _REFUSED:
+            try:
+                limited = store.query(f"{job.query}\nLIMIT {job.max_rows + 1}", **options)  # type: ignore[arg-type]
+            except QuerySyntaxError:
+                _REFUSED.add(key)
+            else:
+                if isinstance(limited, QuerySolutions):
+                    return limited
+    return store.query(job.query, **options)  # type: ignore[arg-type]
 
-    def write(kept: list[Row], truncated: bool) -> bytes:
-        link = job.truncation_note if truncated else None
-        return write_solutions(variables, kept, fmt, link)
 
-    body, rows, cut = _within(rows, cut, job, write)
+def _outcome(form: str, media: str, written: Written) -> QueryOutcome:
     return QueryOutcome(
-        "solutions", job.results_media, body, len(rows), bool(cut), byte_limited=cut == "bytes"
+        form,
+        media,
+        written.rows,
+        bool(written.cut),
+        byte_limited=written.cut == "bytes",
+        body=(written.body,),
     )
 
 
-def _graph(result: Iterable[Triple], job: QueryJob) -> QueryOutcome:
+def _serialise(result: QueryBoolean | QuerySolutions | QueryTriples, job: QueryJob) -> QueryOutcome:
+    if isinstance(result, QueryBoolean):
+        if job.results_media is None:
+            return QueryOutcome("boolean", failure="not-acceptable")
+        body = result.serialize(format=results_format(job.results_media)) or b""
+        return QueryOutcome("boolean", job.results_media, 1, body=(body,))
+    if isinstance(result, QuerySolutions):
+        if job.results_media is None:
+            return QueryOutcome("solutions", failure="not-acceptable")
+        fmt = results_format(job.results_media)
+        written = capped_solutions(result, fmt, job.max_rows, job.max_bytes, job.truncation_note)
+        return _outcome("solutions", job.results_media, written)
     if job.rdf_media is None:
         return QueryOutcome("graph", failure="not-acceptable")
-    triples, cut = _collect(result, job, lambda t: row_size((t.subject, t.predicate, t.object)))
-    fmt = rdf_serialization(job.rdf_media).rdf_format
-
-    def write(kept: list[Triple], _truncated: bool) -> bytes:
-        return serialize(kept, format=fmt, prefixes=PUBLISHED) or b""
-
-    body, triples, cut = _within(triples, cut, job, write)
-    return QueryOutcome(
-        "graph", job.rdf_media, body, len(triples), bool(cut), byte_limited=cut == "bytes"
-    )
+    rdf = rdf_serialization(job.rdf_media).rdf_format
+    written = capped_triples(result, rdf, job.max_rows, job.max_bytes, PUBLISHED)
+    return _outcome("graph", job.rdf_media, written)
 
 
 def evaluate_job(store: TripleStore, job: QueryJob) -> QueryOutcome:
@@ -145,7 +174,7 @@ def evaluate_job(store: TripleStore, job: QueryJob) -> QueryOutcome:
 
     Args:
         store: the view, opened read-only.
-        job: the query and its dataset, formats and row cap.
+        job: the query and its dataset, formats and caps.
 
     Returns:
         The outcome; failures are reported in it rather than raised, so they can cross the
@@ -161,28 +190,13 @@ def evaluate_job(store: TripleStore, job: QueryJob) -> QueryOutcome:
             line=refused.line,
             column=refused.column,
         )
-    default = _graphs(job.default_graphs)
     try:
-        result = store.query(
-            job.query,
-            default_graph=list(default) if default is not None else None,
-            named_graphs=_graphs(job.named_graphs),
-            union_default_graph=default is None,
-            base_iri=job.base_iri,
-        )
-        if isinstance(result, QueryBoolean):
-            if job.results_media is None:
-                return QueryOutcome("boolean", failure="not-acceptable")
-            body = result.serialize(format=results_format(job.results_media)) or b""
-            return QueryOutcome("boolean", job.results_media, body, 1)
-        if isinstance(result, QuerySolutions):
-            return _solutions(result, job)
-        return _graph(result, job)  # QueryTriples iterates Triple
+        return _serialise(_evaluate(store, job), job)
     except QuerySyntaxError as exc:
         return QueryOutcome(
             "", failure="syntax", message=str(exc), line=exc.line, column=exc.column
         )
-    except (StoreError, OSError, ValueError, RuntimeError) as exc:
-        # RuntimeError: pyoxigraph reports unsupported features (custom functions) this way.
-
+    except (StoreError, OSError, ValueError, RuntimeError, SyntaxError) as exc:
+        # RuntimeError: pyoxigraph reports unsupported features (custom functions) this way;
+        # errors met while the engine streams results surface from the serialiser.
         return QueryOutcome("", failure="evaluation", message=str(exc))

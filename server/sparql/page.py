@@ -90,10 +90,10 @@ def _table(outcome: QueryOutcome) -> tuple[list[str], list[list[dict[str, str]]]
     if outcome.form == "graph":
         rows = [
             [_cell(t.subject), _cell(t.predicate), _cell(t.object)]
-            for t in parse(outcome.body, RdfFormat.N_TRIPLES)
+            for t in parse(outcome.data, RdfFormat.N_TRIPLES)
         ]
         return ["subject", "predicate", "object"], rows
-    document = json.loads(outcome.body)
+    document = json.loads(outcome.data)
     if outcome.form == "boolean":
         return ["answer"], [[{"kind": "literal", "value": str(document["boolean"]).lower()}]]
     names: list[str] = document["head"]["vars"]

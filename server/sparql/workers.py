@@ -7,7 +7,13 @@ keep serving. A job names the view it runs over (``server.replica.views``: a rea
 holding exactly the graphs its reader may see); a worker opens views read-only and keeps the
 last few open, so the operating system's page cache is shared instead of each worker holding a
 copy. Workers are started with ``spawn`` (no inherited locks or store handles) and import
-neither Flask nor the main store. Rows are capped while they are collected.
+neither Flask nor the main store.
+
+The hand-off carries bytes: a job goes to the worker as a plain tuple; the worker answers with
+one frame holding the outcome record and the first ``CHUNK_BYTES`` of the body the engine wrote,
+then the rest of the body in frames of that size, which the pool reads as they come (the worker
+is free again once the last one is read, whatever the client's speed). The record is JSON: the
+serving process never unpickles anything a worker sends.
 
 Before anything else a worker cuts itself off the network and caps its address space
 (``server.sparql.isolation``). A query that exhausts that memory ends its worker (an
@@ -18,10 +24,12 @@ worker exits): the pool answers ``QueryMemoryError`` and starts a replacement.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import multiprocessing
 import queue
 import signal
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -41,6 +49,12 @@ log = logging.getLogger(__name__)
 LOAD_TIMEOUT_SECONDS = 120.0
 # Views a worker keeps open (the current one, and the previous ones while queries drain).
 OPEN_VIEWS = 3
+# Bytes of a body per frame from a worker, and how long the next frame of a body may take.
+CHUNK_BYTES = 1 << 20
+CHUNK_TIMEOUT_SECONDS = 30.0
+# Frame kinds from a worker: opening a view, view opened, outcome (+ first chunk), more body.
+_LOADING, _LOADED, _RESULT, _MORE = b"L", b"D", b"R", b"C"
+_HEAD = struct.Struct("!cII")  # kind, length of the record (JSON), length of the whole body
 
 
 class PoolError(Exception):
@@ -98,7 +112,7 @@ def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
     cut_off = isolation.cut_off_network()
     isolation.limit_memory(memory_bytes)
     views = _Views()
-    conn.send(("ready", cut_off))
+    conn.send_bytes(cut_off.encode())
     while True:
         try:
             message = conn.recv()
@@ -106,26 +120,60 @@ def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
             return
         if message[0] == "stop":
             return
-        job: QueryJob = message[1]
+        job = QueryJob(*message[1])
         try:
             _serve(conn, views, job)
         except MemoryError:
             # The heap may be in any state now: report, then leave room for a fresh worker.
-            conn.send(("done", QueryOutcome("", failure="memory", message="out of memory")))
+            send_outcome(conn, QueryOutcome("", failure="memory", message="out of memory"))
             return
+
+
+def send_outcome(conn: Connection, outcome: QueryOutcome) -> None:
+    """Send ``outcome`` as frames: the record with the first chunk of the body, then the rest."""
+    body = outcome.data
+    # JSON, not pickle: the serving process never unpickles what a worker (which evaluates
+    # anybody's query) sends.
+    record = json.dumps(outcome[:-1], separators=(",", ":")).encode()
+    first = body[:CHUNK_BYTES]
+    conn.send_bytes(_HEAD.pack(_RESULT, len(record), len(body)) + record + first)
+    for offset in range(CHUNK_BYTES, len(body), CHUNK_BYTES):
+        conn.send_bytes(_MORE + body[offset : offset + CHUNK_BYTES])
 
 
 def _serve(conn: Connection, views: _Views, job: QueryJob) -> None:
     if not views.has(job.view):
         # Opening is announced so that it does not count against the query's time limit.
-        conn.send(("loading", 0))
+        conn.send_bytes(_LOADING)
         try:
             views.get(job.view)
         except StoreError as exc:
-            conn.send(("done", QueryOutcome("", failure="evaluation", message=str(exc))))
+            send_outcome(conn, QueryOutcome("", failure="evaluation", message=str(exc)))
             return
-        conn.send(("loaded", 0))
-    conn.send(("done", evaluate_job(views.get(job.view), job)))
+        conn.send_bytes(_LOADED)
+    send_outcome(conn, evaluate_job(views.get(job.view), job))
+
+
+def receive_outcome(conn: Connection, frame: bytes) -> QueryOutcome:
+    """Return the outcome whose first frame is ``frame``, reading the rest of its body.
+
+    Raises:
+        EOFError: when the worker ends, or a frame of the body does not come in time.
+    """
+    kind, record_size, total = _HEAD.unpack_from(frame)
+    if kind != _RESULT:
+        raise EOFError(f"unexpected frame {kind!r} from a query worker")
+    start = _HEAD.size + record_size
+    record = json.loads(frame[_HEAD.size : start])
+    chunks = [frame[start:]]
+    received = len(chunks[0])
+    while received < total:
+        if not conn.poll(CHUNK_TIMEOUT_SECONDS):
+            raise EOFError("the query worker stopped sending its result")
+        part = conn.recv_bytes()
+        chunks.append(part[1:])
+        received += len(part) - 1
+    return QueryOutcome(*record).with_body(tuple(chunks))
 
 
 @dataclass(slots=True, eq=False)
@@ -198,7 +246,7 @@ class QueryPool:
         try:
             if not parent.poll(LOAD_TIMEOUT_SECONDS):
                 raise EOFError("worker did not become ready")
-            _, cut_off = parent.recv()
+            cut_off = parent.recv_bytes().decode()
         except (EOFError, OSError) as exc:
             log.error("query worker failed to start: %s", exc)
             self._discard(worker)
@@ -257,15 +305,15 @@ class QueryPool:
         except queue.Empty:
             raise PoolBusyError("All query workers are busy") from None
         try:
-            worker.conn.send(("query", job))
-            message = self._wait(worker)
-            if message[0] == "loading":
+            worker.conn.send(("query", tuple(job)))
+            frame = self._wait(worker)
+            if frame == _LOADING:
                 # The time budget starts once the worker has opened the view.
                 if not worker.conn.poll(LOAD_TIMEOUT_SECONDS):
                     raise EOFError("opening the view timed out")
-                worker.conn.recv()
-                message = self._wait(worker)
-            outcome: QueryOutcome = message[1]
+                worker.conn.recv_bytes()
+                frame = self._wait(worker)
+            outcome = receive_outcome(worker.conn, frame)
         except (EOFError, OSError) as exc:
             self._replace(worker)
             if self._memory_mb and worker.process.exitcode in _OUT_OF_MEMORY_EXITS:
@@ -286,12 +334,11 @@ class QueryPool:
             f"The query needed more than the {self._memory_mb} MiB a query worker may use"
         )
 
-    def _wait(self, worker: _Worker) -> tuple[str, QueryOutcome]:
+    def _wait(self, worker: _Worker) -> bytes:
         if not worker.conn.poll(self._timeout):
             self._replace(worker)
             raise QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
-        message: tuple[str, QueryOutcome] = worker.conn.recv()
-        return message
+        return worker.conn.recv_bytes()
 
     def close(self) -> None:
         """Stop every worker (idempotent)."""

@@ -1,15 +1,11 @@
-"""Lexical query facts (SERVICE guard, FROM datasets, USING insertion) and the bounded results
-writer, checked against pyoxigraph's own parser and serialisers."""
+"""Lexical query facts: the SERVICE guard, FROM datasets, USING insertion."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from pyoxigraph import BlankNode, Literal, NamedNode, QueryResultsFormat, Store, parse_query_results
+from pyoxigraph import NamedNode, Store
 
 from server.sparql.analysis import add_using, analyse, query_dataset, uses_service
-from server.sparql.results import write_solutions
 
 SERVICE_CASES = [
     ("SELECT * { SERVICE <http://x/> { ?s ?p ?o } }", True),
@@ -50,38 +46,3 @@ def test_add_using_only_touches_top_level_where() -> None:
     out = add_using(update, [NamedNode("http://g")], [NamedNode("http://n")])
     assert out.count("USING <http://g> USING NAMED <http://n> WHERE") == 1
     Store().update(out)  # still valid SPARQL
-
-
-terms = st.one_of(
-    st.builds(lambda s: NamedNode(f"http://x.test/{s}"), st.text("abc/", max_size=5)),
-    st.builds(Literal, st.text(max_size=8)),
-    st.builds(lambda s: Literal(s, language="en"), st.text(max_size=4)),
-    st.builds(
-        lambda n: Literal(str(n), datatype=NamedNode("http://www.w3.org/2001/XMLSchema#integer")),
-        st.integers(),
-    ),
-    st.builds(lambda s: BlankNode(f"b{s}"), st.integers(0, 9)),
-    st.none(),
-)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(terms, min_size=2, max_size=2), max_size=5))
-def test_results_writer_round_trips_through_pyoxigraph(rows: list[list[object]]) -> None:
-    for fmt in (QueryResultsFormat.JSON, QueryResultsFormat.XML, QueryResultsFormat.TSV):
-        body = write_solutions(["a", "b"], rows, fmt)  # type: ignore[arg-type]
-        parsed = list(parse_query_results(body, fmt))  # type: ignore[arg-type]
-        assert len(parsed) == len(rows)
-        for solution, row in zip(parsed, rows, strict=True):
-            for name, value in zip(("a", "b"), row, strict=True):
-                found = solution[name]
-                if isinstance(value, BlankNode):
-                    assert isinstance(found, BlankNode)
-                else:
-                    assert found == value
-
-
-def test_csv_writer_quotes_and_uses_crlf() -> None:
-    body = write_solutions(["x"], [[Literal('a,"b"\nc')], [None]], QueryResultsFormat.CSV)
-    # An unbound value in a one-column row is written as "" (csv keeps the row visible).
-    assert body == b'x\r\n"a,""b""\nc"\r\n""\r\n'
