@@ -277,10 +277,45 @@ def _keyed(values: list[AnswerValue]) -> tuple[list[AnswerValue], list[Key]]:
     return list(seen.values()), [k for k, _ in seen]
 
 
-def _compatible(gold: AnswerValue, system: AnswerValue) -> bool:
-    # language tags count only when both sides carry one
-    a, b = _language(gold), _language(system)
-    return a is None or b is None or a.lower() == b.lower()
+def _tag(value: AnswerValue) -> str | None:
+    lang = _language(value)
+    return lang.lower() if lang else None
+
+
+def _first_pass(
+    gold_values: list[AnswerValue],
+    gold_keys: list[Key],
+    system_values: list[AnswerValue],
+    system_keys: list[Key],
+) -> dict[int, tuple[int, Rule]]:
+    """Pair each system value with the first open gold value of its key and a compatible tag.
+
+    Linear: the gold values of one key are kept by tag (and all together for untagged system
+    values), and a matched value is dropped from the front of its queues when met, so many
+    equal literals with distinct tags cost no more than distinct literals.
+    """
+    by_tag: dict[tuple[Key, str | None], deque[int]] = defaultdict(deque)
+    by_key: dict[Key, deque[int]] = defaultdict(deque)
+    for i, k in enumerate(gold_keys):
+        by_tag[(k, _tag(gold_values[i]))].append(i)
+        by_key[k].append(i)
+    pairs: dict[int, tuple[int, Rule]] = {}
+
+    def _front(queue: deque[int] | None) -> int | None:
+        while queue and queue[0] in pairs:
+            queue.popleft()
+        return queue[0] if queue else None
+
+    for j, k in enumerate(system_keys):
+        tag = _tag(system_values[j])
+        if tag is None:
+            found = _front(by_key.get(k))
+        else:
+            options = [_front(by_tag.get((k, tag))), _front(by_tag.get((k, None)))]
+            found = min((i for i in options if i is not None), default=None)
+        if found is not None:
+            pairs[found] = (j, key_rule(gold_values[found], system_values[j], k))
+    return pairs
 
 
 def strict_count(
@@ -292,15 +327,7 @@ def strict_count(
     """Count one question under the strict rules (typed keys, then owl:sameAs and labels)."""
     gold_values, gold_keys = _keyed(strict_values(gold, reading))
     system_values, system_keys = _keyed(strict_values(system, reading))
-    buckets: dict[Key, list[int]] = defaultdict(list)
-    for i, k in enumerate(gold_keys):
-        buckets[k].append(i)
-    pairs: dict[int, tuple[int, Rule]] = {}
-    for j, k in enumerate(system_keys):
-        for i in buckets.get(k, ()):
-            if i not in pairs and _compatible(gold_values[i], system_values[j]):
-                pairs[i] = (j, key_rule(gold_values[i], system_values[j], k))
-                break
+    pairs = _first_pass(gold_values, gold_keys, system_values, system_keys)
     if lookups.kb is not None and len(pairs) < min(len(gold_values), len(system_values)):
         _second_pass(gold_values, gold_keys, system_values, system_keys, pairs, lookups)
     matches = tuple(

@@ -238,8 +238,16 @@ def unlock_generators() -> Response:
 def ask_submit() -> Response | tuple[str, int]:
     """Answer the form synchronously: the result page (or the run as JSON)."""
     form = _form()
-    _admit()
     svc, rag = services(), rag_service()
+    try:
+        # an invalid question (empty, too long) is refused before it counts against the rate
+        check_question(form.question, rag.config.rag.max_question_chars)
+    except RagError as exc:
+        problem = problem_for(exc)
+        if _wants_json():
+            raise problem from exc
+        return _page(form, problem=problem), problem.status
+    _admit()
     try:
         run, iri = _in_pool(lambda: _execute(svc, rag, form))
     except (RagError, UnknownGeneratorError) as exc:

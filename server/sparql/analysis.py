@@ -131,6 +131,17 @@ def uses_service(query: str) -> bool:
     return any("SERVICE" in _words(tokens(t)) for t in (query, decode_codepoints(query)))
 
 
+def uses_load(update: str) -> bool:
+    """Return whether an update contains the ``LOAD`` operation keyword (outside IRIs/strings).
+
+    >>> uses_load('LOAD <http://example.org/data.ttl> INTO GRAPH <http://x/g>')
+    True
+    >>> uses_load('INSERT DATA { <http://x/LOAD> <http://x/p> "LOAD" } # LOAD')
+    False
+    """
+    return any("LOAD" in _words(tokens(t)) for t in (update, decode_codepoints(update)))
+
+
 def _resolve(token: Token, prefixes: dict[str, str], base: str | None) -> str | None:
     if token.kind == "iri":
         iri = token.text[1:-1]

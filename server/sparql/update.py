@@ -4,8 +4,9 @@ The public endpoint is read-only; this path accepts POST ``application/sparql-up
 field ``update`` with ``Authorization: Bearer <admin token>`` (the token comes from the
 environment variable ``QABENCH_ADMIN_TOKEN`` at start-up; without it every request is refused).
 ``using-graph-uri``/``using-named-graph-uri`` become ``USING`` clauses; combining them with
-``USING``/``WITH`` in the update is a 400 (SPARQL 1.1 Protocol, section 2.2.3). ``SERVICE`` is
-refused here too. Each update is one transaction on the main store, then ``notify_write``.
+``USING``/``WITH`` in the update is a 400 (SPARQL 1.1 Protocol, section 2.2.3). ``SERVICE`` and
+``LOAD`` (the server would fetch a URL) are refused, decided on the update's tokens. Each update
+is one transaction on the main store, then ``notify_write``.
 """
 
 from __future__ import annotations
@@ -79,6 +80,13 @@ def update() -> Response:
         raise Problem(413, "The update is larger than server.max_upload_bytes.")
     if analysis.uses_service(text):
         raise Problem(400, "SERVICE is disabled on this server.")
+    if analysis.uses_load(text):
+        # LOAD would make the server fetch any URL it is given, like SERVICE.
+        raise Problem(
+            400,
+            "LOAD is disabled on this server: it would fetch other sites. Load a file with "
+            "`qabench kb load FILE` or send its triples in INSERT DATA.",
+        )
     default, named = _graphs("using-graph-uri"), _graphs("using-named-graph-uri")
     if (default or named) and analysis.has_dataset_keywords(text):
         raise Problem(

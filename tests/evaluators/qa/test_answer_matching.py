@@ -13,6 +13,8 @@ from evaluators.model import AnswerSet, AnswerValue
 from evaluators.qa.answer_matching import (
     Lookups,
     Rule,
+    _first_pass,
+    _keyed,
     classic_count,
     maximum_matching,
     strict_count,
@@ -26,6 +28,7 @@ from evaluators.qa.gerbil_counter import (
     gerbil_system,
     greedy_meanings,
 )
+from evaluators.qa.normalisation import value_key
 from vocab.standard import XSD
 
 DBR = "http://dbpedia.org/resource/"
@@ -274,3 +277,47 @@ def test_a_perfect_answer_has_no_errors_in_any_matching(gold: list) -> None:
     assert legacy.counts == perfect
     if len({isinstance(v, NamedNode) for v in gold}) < 2:  # mixed sets: GERBIL's quirk (above)
         assert gerbil_count(g, gerbil_system(one(*gold), NO_KB), NO_KB).counts == perfect
+
+
+def _first_compatible_pairs(gold: list[AnswerValue], system: list[AnswerValue]) -> dict[int, int]:
+    """The rule the strict first pass keeps, written the direct (quadratic) way."""
+
+    def tag(v: AnswerValue) -> str | None:
+        return v.language.lower() if isinstance(v, Literal) and v.language else None
+
+    pairs: dict[int, int] = {}
+    for j, s in enumerate(system):
+        for i, g in enumerate(gold):
+            same_tags = tag(g) is None or tag(s) is None or tag(g) == tag(s)
+            if i not in pairs and value_key(g) == value_key(s) and same_tags:
+                pairs[i] = j
+                break
+    return pairs
+
+
+_tagged = st.builds(
+    lambda text, lang: Literal(text, language=lang) if lang else Literal(text),
+    st.sampled_from(["Paris", "paris", "Rome"]),
+    st.sampled_from([None, "en", "EN", "de", "fr"]),
+)
+
+
+@given(st.lists(_tagged, max_size=8), st.lists(_tagged, max_size=8))
+def test_the_linear_first_pass_pairs_as_the_direct_rule_does(
+    gold: list[AnswerValue], system: list[AnswerValue]
+) -> None:
+    gold_values, gold_keys = _keyed(gold)
+    system_values, system_keys = _keyed(system)
+    found = _first_pass(gold_values, gold_keys, system_values, system_keys)
+    assert {i: j for i, (j, _rule) in found.items()} == _first_compatible_pairs(
+        gold_values, system_values
+    )
+
+
+def test_many_equal_literals_with_distinct_tags_all_pair() -> None:
+    # 4,000 distinct language tags: en-x-a, en-x-b, ... (private-use subtags)
+    tags = [f"en-x-{n:04d}" for n in range(4000)]
+    gold = [AnswerSet(values=tuple(Literal("same", language=t) for t in tags))]
+    system = [AnswerSet(values=tuple(Literal("same", language=t) for t in reversed(tags)))]
+    counts = strict_count(gold, system, Lookups(None, "en")).counts
+    assert (counts.tp, counts.fp, counts.fn) == (4000, 0, 0)

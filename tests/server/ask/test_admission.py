@@ -214,3 +214,20 @@ def test_the_menu_offers_what_this_reader_can_run_and_the_token_unlocks_the_rest
         assert _menu(other)[0] == ["extractive"]
     finally:
         app.extensions["services"].close()
+
+
+def test_empty_questions_do_not_count_against_the_rate(tmp_path: Path, rag_index_dir: Path) -> None:
+    """Refused questions (400) cost nothing: the one question a minute is still there after."""
+    app = _app(tmp_path, rag_index_dir, server={"rag_requests_per_minute": 1})
+    try:
+        client = app.test_client()
+        for _ in range(3):
+            assert client.post("/ask", data={"question": "  "}, headers=JSON).status_code == 400
+            assert client.post("/ask", data={"question": ""}).status_code == 400  # the page
+            empty = client.post("/ask/jobs", data={"question": ""}, headers=JSON)
+            assert empty.status_code == 400
+            assert client.post("/api/qa", data={"query": "", "lang": "en"}).status_code == 400
+        assert client.post("/ask", data={"question": ASPIRIN}, headers=JSON).status_code == 200
+        assert client.post("/ask", data={"question": ASPIRIN}, headers=JSON).status_code == 429
+    finally:
+        app.extensions["services"].close()

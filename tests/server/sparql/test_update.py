@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import http.server
+import threading
 from typing import Any
 
 import httpx
@@ -68,3 +70,34 @@ def test_refusals(admin_live: Any) -> None:
         timeout=10,
     )
     assert form.status_code == 204
+
+
+def test_load_is_refused_and_fetches_nothing(admin_live: Any) -> None:
+    """LOAD would make the server fetch any URL (like SERVICE): a real tiny site counts hits."""
+    hits: list[str] = []
+
+    class Site(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/turtle")
+            self.end_headers()
+            self.wfile.write(b"<http://x.test/a> <http://x.test/b> <http://x.test/c> .")
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{site.server_port}/data.ttl"
+        for text in (f"LOAD <{url}>", f"load silent <{url}> into graph <http://x.test/g>"):
+            refused = _update(admin_live, text)
+            assert refused.status_code == 400 and "LOAD" in refused.text
+        assert hits == []
+        # the word inside an IRI or a string is not the operation
+        fine = 'INSERT DATA { <http://x.test/LOAD> <http://x.test/p> "LOAD" }'
+        assert _update(admin_live, fine).status_code == 204
+    finally:
+        site.shutdown()
+        site.server_close()
