@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from flask import Blueprint, Response, jsonify, redirect, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from evaluators.datasets import library
@@ -32,11 +32,13 @@ from evaluators.errors import (
     UnknownExperimentError,
     UnknownSubExperimentError,
 )
+from evaluators.experiments.runner import Submission
 from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.systems.protocol import public_url
 from server.linked_data.pipeline import Resource, serve
 from server.services import experiment_runner, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
+from server.submit.receipts import Receipt, Receipts, new_key, scope_of
 from server.web import auth
 from server.web.auth import COOKIE, MAX_COOKIE_TOKENS, request_tokens
 from server.web.negotiation import HTML
@@ -83,6 +85,7 @@ def _form_html(template: str, error: Problem | None = None) -> str:
         service_rows=range(1, SERVICE_ROWS + 1),
         answer_rows=range(1, ANSWER_ROWS + 1),
         csrf_token=auth.csrf_token(),
+        submission_key=new_key(),
         needs_token=not auth.is_submitter(),
         max_upload=svc.config.server.max_upload_bytes,
         error=error,
@@ -144,9 +147,15 @@ def start_experiment() -> Response:
     """Check and start an experiment in the background; 201 with the access token."""
     template = "upload.html" if request.form.get("origin") == "upload" else "new_experiment.html"
     svc = services()
+    receipt: Receipt | None = None
     try:
         auth.check_csrf()
         auth.require_submitter()
+        key = request.form.get("submission_key") or request.headers.get("Idempotency-Key")
+        if key:
+            receipt, fresh = _receipts().begin(_scope(), key[:100])
+            if not fresh:
+                return _repeated(receipt)
         parsed = read_experiment_form(
             request.form,
             request.files,
@@ -154,6 +163,8 @@ def start_experiment() -> Response:
             svc.config.evaluation.default_profile,
         )
     except (Problem, FormError, RequestEntityTooLarge) as exc:
+        if receipt is not None:
+            _receipts().finish(receipt, None)
         if isinstance(exc, RequestEntityTooLarge):
             raise
         return _refuse(template, exc)
@@ -161,11 +172,27 @@ def start_experiment() -> Response:
         submission = experiment_runner().start(parsed.request)
     except EvaluationError as exc:
         parsed.discard()
+        if receipt is not None:
+            _receipts().finish(receipt, None)
         return _refuse(template, exc)
+    if receipt is not None:
+        _receipts().finish(receipt, submission)
+    return _started(submission, receipt)
+
+
+def _started(submission: Submission, receipt: Receipt | None) -> Response:
+    """Answer a started experiment: 303 to its receipt page for a form, 201 JSON otherwise."""
     page = f"/experiment/{submission.id}"
-    if prefers_html():
+    if prefers_html() and receipt is not None:
+        response = Response(status=303)
+        response.headers["Location"] = f"/experiments/started/{receipt.ticket}"
+    elif prefers_html():
         body = render_template(
-            "submitted.html", title="Experiment started", submission=submission, page=page
+            "submitted.html",
+            title="Experiment started",
+            submission=submission,
+            page=page,
+            show_token=True,
         )
         response = Response(body, status=201, mimetype="text/html")
     else:
@@ -177,9 +204,54 @@ def start_experiment() -> Response:
             warnings=list(submission.warnings),
         )
         response.status_code = 201
-    response.headers["Location"] = page
+    if response.status_code == 201:
+        response.headers["Location"] = page
     response.headers["Cache-Control"] = "no-store"
     return _remember(response, submission.token)
+
+
+def _receipts() -> Receipts:
+    found = current_app.extensions.setdefault("submission_receipts", Receipts())
+    assert isinstance(found, Receipts)
+    return found
+
+
+def _scope() -> str:
+    """Return who submits: the bearer token, else the browser session (its CSRF token)."""
+    return scope_of(auth.bearer_token() or auth.csrf_token())
+
+
+def _repeated(receipt: Receipt) -> Response:
+    """Answer a form or request sent again: the experiment the first one started."""
+    if receipt.submission is None:
+        raise Problem(
+            409,
+            "The first request with this submission key did not start an experiment; "
+            "reload the form and submit it again.",
+        )
+    return _started(receipt.submission, receipt)
+
+
+@bp.route("/experiments/started/<ticket>", methods=["GET"])
+def started_page(ticket: str) -> Response:
+    """The page of a started experiment (the access token the first time it is opened)."""
+    opened = _receipts().opened(ticket, _scope())
+    if opened is None:
+        raise Problem(404, "There is no such submission in this browser session.")
+    receipt, show = opened
+    submission = receipt.submission
+    assert submission is not None
+    body = render_template(
+        "submitted.html",
+        title="Experiment started",
+        submission=submission,
+        page=f"/experiment/{submission.id}",
+        show_token=show,
+    )
+    response = Response(body, mimetype="text/html")
+    response.headers["Cache-Control"] = "private, no-store"
+    response.vary.add("Cookie")
+    return response
 
 
 @bp.route("/upload/dataset", methods=["POST"])

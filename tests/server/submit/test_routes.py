@@ -165,3 +165,61 @@ def test_publishing_needs_the_token_and_the_csrf_token(forms_app: Any) -> None:
         headers=JSON,
     )
     assert done.status_code == 200 and done.get_json()["published"] is True
+
+
+# ---------------------------------------------------------------- one experiment per form
+
+
+def _experiments(forms_app: Any) -> set[str]:
+    return {e.id for e in forms_app.extensions["services"].experiments.entries()}
+
+
+def test_a_form_sent_twice_starts_one_experiment_and_reloading_never_resubmits(
+    forms_app: Any,
+) -> None:
+    client = forms_app.test_client()
+    page = client.get("/experiments/new", headers=HTML).get_data(as_text=True)
+    key = re.search(r'name="submission_key" value="([^"]+)"', page)
+    assert key is not None
+    form = gold_form(csrf_token=csrf_of(client), submit_token=SUBMIT_TOKEN)
+    first = client.post(
+        "/experiments/new", data={**form, "submission_key": key.group(1)}, headers=HTML
+    )
+    assert first.status_code == 303  # post/redirect/get
+    receipt = first.headers["Location"]
+    assert receipt.startswith("/experiments/started/") and "token" not in receipt
+    shown = client.get(receipt, headers=HTML).get_data(as_text=True)
+    token = re.search(r'id="access-token">([^<]+)<', shown)
+    assert token is not None
+    experiment_id = re.search(r"/experiment/(\d+)", shown)
+    assert experiment_id is not None
+    wait_for(forms_app, experiment_id.group(1))
+    # reloading the page of the receipt: no second run, no token again
+    again = client.get(receipt, headers=HTML)
+    assert again.status_code == 200 and token.group(1) not in again.get_data(as_text=True)
+    assert "private" in again.headers["Cache-Control"]
+    # the same form sent again (back button, resubmit): the same experiment
+    repeated = client.post(
+        "/experiments/new", data={**form, "submission_key": key.group(1)}, headers=HTML
+    )
+    assert repeated.status_code == 303 and repeated.headers["Location"] == receipt
+    assert _experiments(forms_app) == {experiment_id.group(1)}
+    # another browser cannot open the receipt
+    assert forms_app.test_client().get(receipt, headers=HTML).status_code == 404
+
+
+def test_an_idempotency_key_makes_a_retried_api_request_start_nothing_new(
+    forms_app: Any,
+) -> None:
+    client = forms_app.test_client()
+    form = gold_form(csrf_token=csrf_of(client), submit_token=SUBMIT_TOKEN)
+    headers = {**JSON, "Idempotency-Key": "retry-1"}
+    first = client.post("/experiments/new", data=form, headers=headers)
+    second = client.post("/experiments/new", data=form, headers=headers)
+    assert first.status_code == second.status_code == 201
+    assert first.get_json()["id"] == second.get_json()["id"]
+    wait_for(forms_app, first.get_json()["id"])
+    other = client.post("/experiments/new", data=form, headers={**JSON, "Idempotency-Key": "2"})
+    assert other.get_json()["id"] != first.get_json()["id"]
+    wait_for(forms_app, other.get_json()["id"])
+    assert len(_experiments(forms_app)) == 2
