@@ -246,6 +246,68 @@ def hammer(url: str, path: str, clients: int, duration: float) -> tuple[list[flo
     return latencies, errors[0]
 
 
+def random_kinds(rng: random.Random, count: int, url: str) -> dict[str, object]:
+    """Return, per kind of page, a function that draws one URL of that kind at random."""
+
+    def eid() -> str:
+        return f"2025{rng.randrange(1, count):08d}"
+
+    pages = max(1, count // 20)
+    return {
+        "experiment": lambda: f"/experiment/{eid()}",
+        "experiment.ttl": lambda: f"/experiment/{eid()}.ttl",
+        "task": lambda: f"/task/{eid()}/1",
+        "system": lambda: f"/system/system-{rng.randrange(SYSTEMS)}",
+        "experiments list": lambda: f"/experiments?page={rng.randrange(1, pages + 1)}",
+        "experiments by score": lambda: (
+            f"/experiments?sort=score&page={rng.randrange(1, pages + 1)}"
+        ),
+        "systems list": lambda: "/systems",
+        "datasets list": lambda: "/datasets",
+        "home": lambda: "/",
+        "void": lambda: "/.well-known/void",
+        "dataset version": lambda: f"/dataset/bench-{rng.randrange(3)}/v1",
+        "leaderboard": lambda: f"/leaderboard?version={url}/dataset/qabench-example/v1",
+        "leaderboards": lambda: "/leaderboard",
+    }
+
+
+def hammer_random(
+    url: str, kinds: dict[str, object], clients: int, duration: float
+) -> dict[str, tuple[list[float], int]]:
+    """Request random URLs of every kind from ``clients`` threads for ``duration`` s.
+
+    Each request draws a kind, then a URL of it (``random_kinds``): most requests miss every
+    cache, as at a public instance. Returns per kind the latencies and the errors.
+    """
+    found: dict[str, tuple[list[float], list[int]]] = {k: ([], [0]) for k in kinds}
+    names = list(kinds)
+    lock = threading.Lock()
+    stop = time.perf_counter() + duration
+
+    def _client(seed: int) -> None:
+        draw = random.Random(seed)
+        with httpx.Client(base_url=url, timeout=60) as client:
+            while time.perf_counter() < stop:
+                kind = draw.choice(names)
+                with lock:
+                    path = kinds[kind]()  # type: ignore[operator]
+                started = time.perf_counter()
+                reply = client.get(path, headers={"Accept": "text/html"})
+                took = time.perf_counter() - started
+                with lock:
+                    found[kind][0].append(took)
+                    if reply.status_code != 200:
+                        found[kind][1][0] += 1
+
+    threads = [threading.Thread(target=_client, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {k: (lat, err[0]) for k, (lat, err) in found.items()}
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
@@ -359,6 +421,15 @@ def run_size(triples: int, args: argparse.Namespace) -> None:
                     print(
                         f"{path[:58]:58s} {len(lat):6d} {_pct(lat, 0.5):8.1f} {_pct(lat, 0.99):8.1f} {err}"
                     )
+                kinds = random_kinds(random.Random(7), args.experiments, url)
+                found = hammer_random(url, kinds, args.clients, args.duration * len(kinds))
+                print(f"\nrandom URLs, {args.clients} clients (target p99 < 100 ms)")
+                print(f"{'kind':58s} {'req':>6s} {'p50 ms':>8s} {'p99 ms':>8s} errors")
+                for kind, (lat, err) in found.items():
+                    if lat:
+                        print(
+                            f"{kind:58s} {len(lat):6d} {_pct(lat, 0.5):8.1f} {_pct(lat, 0.99):8.1f} {err}"
+                        )
         finally:
             server.send_signal(signal.SIGTERM)
             try:

@@ -29,6 +29,9 @@ from evaluators.results import (
 )
 from store import graphs, queries
 from store.protocol import RdfStore
+from vocab import iris
+from vocab.project import QAB
+from vocab.standard import GERBIL
 
 _MEASURE_BY_TERM = {info.term.value: key for key, info in MEASURES.items()}
 _MEASURE_ORDER = {key: n for n, key in enumerate(MEASURES)}
@@ -117,33 +120,72 @@ class QuestionValues:
 def question_values(
     store: RdfStore, graph: NamedNode, task: NamedNode, experiment_type: NamedNode
 ) -> list[QuestionValues]:
-    """Return the per-question values (and failure messages) of one task and experiment type."""
-    bound = {"graph": graph, "task": task, "type": experiment_type}
-    result = store.query(queries.load("task_questions"), substitutions=bound)
-    assert isinstance(result, QuerySolutions)
-    found: dict[str, list[MeasureValue]] = defaultdict(list)
-    nodes: dict[str, NamedNode] = {}
-    for row in result:
-        measure = _MEASURE_BY_TERM.get(row["measure"].value)
-        question, value = row["question"], row["value"]
-        if measure is None or not isinstance(question, NamedNode):
+    """Return the per-question values (and failure messages) of one task and experiment type.
+
+    Read by quad lookups along the IRI layout of ``evaluators.cube`` (the task's question
+    results ``<task>/question/<id>/<type>`` and their observations ``.../obs/<measure>``): a
+    task's observations once, then one lookup per value, so the cost follows the task's
+    questions, never the experiment graph (the ``task_questions`` query, which the task page
+    links to, gives the same values).
+    """
+    below = f"{task.value}/question/"
+    kind = "/" + iris.segment(type_name(experiment_type))
+    values: dict[str, list[MeasureValue]] = defaultdict(list)
+    for quad in store.quads(None, QAB.ofTask, task, graph):
+        obs = quad.subject
+        if not isinstance(obs, NamedNode) or not obs.value.startswith(below):
             continue
-        if isinstance(value, Literal):
-            nodes[question.value] = question
-            found[question.value].append(MeasureValue(measure, float(value.value)))
-    bound = {"graph": graph, "task": task, "type": experiment_type}
-    messages = store.query(queries.load("task_messages"), substitutions=bound)
-    assert isinstance(messages, QuerySolutions)
-    failed: dict[str, str] = {}
-    for row in messages:
-        question, message = row["question"], row["message"]
-        if isinstance(question, NamedNode) and isinstance(message, Literal):
-            nodes[question.value] = question
-            failed[question.value] = message.value
-    return [
-        QuestionValues(node, question_id(node), _ordered(found.get(key, [])), failed.get(key))
-        for key, node in nodes.items()
-    ]
+        owner, marker, measure = obs.value.rpartition("/obs/")
+        info = MEASURES.get(unquote(measure)) if marker else None
+        if info is None or not owner.endswith(kind):
+            continue
+        for found in store.quads(obs, info.term, None, graph):
+            if isinstance(found.object, Literal):
+                values[owner].append(MeasureValue(info.id, float(found.object.value)))
+    out: list[QuestionValues] = []
+    for quad in store.quads(task, QAB.questionResult, None, graph):
+        result = quad.object
+        if not isinstance(result, NamedNode) or not result.value.endswith(kind):
+            continue
+        question = next(store.quads(result, GERBIL.datasetElement, None, graph), None)
+        message = next(store.quads(result, QAB.message, None, graph), None)
+        text = message.object.value if message and isinstance(message.object, Literal) else None
+        if question is None or not isinstance(question.object, NamedNode):
+            continue
+        if result.value in values or text is not None:
+            measured = _ordered(values.get(result.value, []))
+            node = question.object
+            out.append(QuestionValues(node, question_id(node), measured, text))
+    return sorted(out, key=lambda v: v.question.value)
+
+
+def question_measure(
+    store: RdfStore,
+    graph: NamedNode,
+    task: NamedNode,
+    experiment_type: NamedNode,
+    measures: tuple[str, ...],
+) -> dict[str, float | None]:
+    """Return per question id the first of ``measures`` a task's question has (None: none).
+
+    One lookup per question and measure along the IRI layout (``<result>/obs/<measure>``):
+    what the significance tests of an experiment page read for every task, never a scan.
+    """
+    kind = "/" + iris.segment(type_name(experiment_type))
+    found: dict[str, float | None] = {}
+    for quad in store.quads(task, QAB.questionResult, None, graph):
+        result = quad.object
+        if not isinstance(result, NamedNode) or not result.value.endswith(kind):
+            continue
+        qid = unquote(result.value[: -len(kind)].rsplit("/", 1)[-1])
+        found[qid] = None
+        for measure in measures:
+            obs = NamedNode(f"{result.value}/obs/{iris.segment(measure)}")
+            value = next(store.quads(obs, MEASURES[measure].term, None, graph), None)
+            if value is not None and isinstance(value.object, Literal):
+                found[qid] = float(value.object.value)
+                break
+    return found
 
 
 def questions_query(graph: NamedNode, task: NamedNode, experiment_type: NamedNode) -> str:

@@ -23,6 +23,7 @@ Variables and blank nodes become ``None`` (a wildcard whose name does not matter
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable
@@ -314,8 +315,15 @@ def _unique(items: list[Any]) -> tuple[Any, ...]:
     return tuple(dict.fromkeys(items))
 
 
+# Queries whose markings are kept (a few MB): parsing a query is scoring's costliest step, and
+# the same gold and system queries come back in every evaluation of a dataset.
+MARKINGS_CACHE = 20_000
+
+
+@functools.lru_cache(maxsize=MARKINGS_CACHE)
 def query_markings(sparql: str | None, mode: MarkingMode = MarkingMode.STRICT) -> Markings:
-    """Return the markings a SPARQL query gives in ``mode``.
+    """Return the markings a SPARQL query gives in ``mode`` (kept per process: a pure function
+    of its arguments, whose result is immutable).
 
     A query that does not parse gives no markings and a ``problem``; in ``GERBIL`` mode a property
     path or variable predicate gives the markings found before it and a ``problem``.

@@ -15,13 +15,13 @@ from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experiment
-from evaluators.experiments.results import question_values
+from evaluators.experiments.results import question_measure
 from evaluators.reports.comparisons import (
     SignificanceGroup,
     significance_groups,
     significance_json,
 )
-from evaluators.reports.headline import headline, question_score
+from evaluators.reports.headline import SCORED_MEASURES, headline
 from evaluators.reports.render import Table
 from evaluators.reports.summaries import (
     Summary,
@@ -67,8 +67,9 @@ def experiment_report(
     term = cube.experiment_type_term(base, "QA")
 
     def per_question(task: TaskSummary) -> Mapping[str, float]:
-        values = question_values(store, graph, NamedNode(task.iri), term)
-        return {v.id: question_score(v.value) for v in values}
+        # question_score's rule: F1, else the TEXT2SPARQL headline, else 0
+        found = question_measure(store, graph, NamedNode(task.iri), term, SCORED_MEASURES)
+        return {qid: value or 0.0 for qid, value in found.items()}
 
     return ExperimentReport(
         read,

@@ -61,6 +61,10 @@ def headline(profile: str, experiment_type: str = QA) -> tuple[str, str]:
     return ("macro_f1_qald", "macro_f1")
 
 
+# The per-question measures significance tests read, in order: the first defined one counts.
+SCORED_MEASURES = ("f1", "set_f_ndcg")
+
+
 def question_score(value: Callable[[str], float | None]) -> float:
     """Return a question's score for significance tests: its F1, or (TEXT2SPARQL profiles,
     which report no F1 per question) its headline ``set_f_ndcg``; 0 when undefined.
