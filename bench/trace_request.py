@@ -103,6 +103,17 @@ def main() -> int:
                 response = client.get(path, headers={"Accept": "text/html"})
             assert response.status_code == 200, response.status_code
             results.append((f"GET {path} (HTML, {label})", tracer))
+        # the other kinds of response, each once (cold)
+        for other, accept in (
+            (path, "text/turtle"),
+            ("/experiments", "text/html"),
+            ("/vocab", "text/html"),
+            ("/.well-known/void", "text/turtle"),
+        ):
+            with Tracer(repo) as tracer:
+                response = client.get(other, headers={"Accept": accept})
+            assert response.status_code == 200, (other, response.status_code)
+            results.append((f"GET {other} ({accept})", tracer))
         app.extensions["services"].close()
 
         examples = repo / "server" / "examples"

@@ -54,6 +54,20 @@ def experiment_graph(base: str, experiment_id: str) -> NamedNode:
     return iris.graph_iri(base, "experiment", experiment_id)
 
 
+def experiment_graph_of(base: str, iri: str) -> NamedNode | None:
+    """Return the graph of the experiment ``iri`` names (None: it names no experiment itself).
+
+    >>> experiment_graph_of("http://x.test", "http://x.test/experiment/42").value
+    'http://x.test/graph/experiment/42'
+    >>> experiment_graph_of("http://x.test", "http://x.test/experiment/42/cube") is None
+    True
+    """
+    ref = iris.parse(base, iri)
+    if ref is None or ref.kind != "experiment" or not ref.exact:
+        return None
+    return experiment_graph(base, ref.parts[0])
+
+
 def kb_graph(base: str, name: str, load: str | None = None) -> NamedNode:
     """Return the graph of one load of a knowledge base (without ``load``: its common prefix).
 

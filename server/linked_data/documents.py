@@ -66,10 +66,7 @@ def _describe(svc: Services, iri: NamedNode, graph: NamedNode, out: dict[Quad, N
 
 def experiment_graph_of(svc: Services, iri: NamedNode) -> NamedNode | None:
     """Return the graph of the experiment ``iri`` if ``iri`` names one (by its URL layout)."""
-    ref = iris.parse(svc.base, iri.value)
-    if ref is None or ref.kind != "experiment" or not ref.exact:
-        return None
-    return graphs.experiment_graph(svc.base, ref.parts[0])
+    return graphs.experiment_graph_of(svc.base, iri.value)
 
 
 def owner_graph(svc: Services, iri: NamedNode) -> NamedNode | None:

@@ -25,7 +25,6 @@ from evaluators.reports.headline import headline
 from evaluators.reports.render import to_csv
 from evaluators.reports.tables import results_table, significance_tables, summary_table
 from evaluators.results import BIOASQ_TYPES, type_order
-from server.linked_data.documents import experiment_graph_of
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
 from server.linked_data.terms import describe
 from server.pages.tables import (
@@ -47,6 +46,7 @@ from server.sparql.page import query_link
 from server.web import auth
 from server.web.negotiation import CSV
 from server.web.problems import Problem
+from store import graphs
 
 bp = Blueprint("experiment", __name__)
 
@@ -114,7 +114,7 @@ def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     Raises:
         Problem: 404 when ``iri`` is not an experiment the reader may see.
     """
-    graph = experiment_graph_of(svc, iri)
+    graph = graphs.experiment_graph_of(svc.base, iri.value)
     if graph is None:
         # Below an experiment's IRI (not an experiment itself): its triples.
         return generic_page(svc, iri, vis)
@@ -151,7 +151,7 @@ def experiment_csv(svc: Services, iri: NamedNode, vis: Visibility) -> bytes:
     Raises:
         Problem: 404 when ``iri`` is not an experiment the reader may see.
     """
-    graph = experiment_graph_of(svc, iri)
+    graph = graphs.experiment_graph_of(svc.base, iri.value)
     if graph is None or not vis.can_see(graph):
         raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
     report = cached_report(svc, iri.value.rsplit("/", 1)[-1])

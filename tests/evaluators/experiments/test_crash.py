@@ -98,6 +98,7 @@ def _count(store: TripleStore, query: str, g: NamedNode, task: str) -> int:
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.slow
 def test_kill_minus_nine_then_resume_finishes_exactly_the_interrupted_task(
     tmp_path: Path, shared_data: Path, qa_stubs
 ) -> None:

@@ -183,6 +183,7 @@ def _calls(client: Any, rule: str, method: str, path: str, accept: str, queries:
         yield q, client.open(path, method=method, data={"query": q, "update": q}, headers=headers)
 
 
+@pytest.mark.slow
 def test_no_anonymous_response_mentions_a_private_experiment(world: dict[str, Any]) -> None:
     app = world["app"]
     client = app.test_client()

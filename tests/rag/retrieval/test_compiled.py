@@ -48,6 +48,7 @@ def bioasq_queries(shared_data: Path) -> list[str]:
     return [q for q in (question_query(item["body"]) for item in questions) if q]
 
 
+@pytest.mark.slow
 def test_every_bioasq_question_ranks_as_in_whoosh(real_index: Path, shared_data: Path) -> None:
     queries = bioasq_queries(shared_data)
     assert len(queries) >= 300

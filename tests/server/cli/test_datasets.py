@@ -179,6 +179,7 @@ def test_check_of_qald5_train_reports_the_query_it_cannot_evaluate(
     assert found[0]["code"] == "sparql-unsupported" and found[0]["question_id"]
 
 
+@pytest.mark.slow
 def test_check_never_crashes_on_any_shared_file(shared_data: Path) -> None:
     from evaluators.datasets.checks import check_dataset
     from evaluators.datasets.library import sparql_syntax_problem
@@ -347,6 +348,7 @@ def test_catalog_checksums_match_the_reference_files(shared_data: Path) -> None:
     assert checked >= 40
 
 
+@pytest.mark.slow
 def test_a_running_server_is_named_when_it_holds_the_store(tmp_path: Path) -> None:
     import signal
     import time

@@ -23,6 +23,7 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
     return json.loads(out)
 
 
+@pytest.mark.slow
 def test_load_check_and_evaluate_ck25_and_db25(
     capsys: pytest.CaptureFixture[str], t2s_files: T2sFiles, tmp_path: Path
 ) -> None:

@@ -155,6 +155,7 @@ def __getattr__(name):
 '''
 
 
+@pytest.mark.slow
 def test_the_official_client_turns_exported_answers_into_the_same_numbers(
     capsys: pytest.CaptureFixture[str],
     t2s_files: T2sFiles,

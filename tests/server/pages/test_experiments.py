@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from pyoxigraph import NamedNode, RdfFormat, parse
 
 from evaluators.datasets import library
@@ -258,6 +259,7 @@ def test_unknown_and_private_tasks_are_404(pages_world: PagesWorld) -> None:
     assert owner.status_code == 200 and "gold-private" in owner.get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_task_page_paginates_a_real_dataset(tmp_path: Any, shared_data: Any) -> None:
     from evaluators.experiments.runner import ExperimentRequest, SystemRequest
     from evaluators.systems.protocol import SystemKind
