@@ -12,6 +12,9 @@ Nothing here is module-level state. The app's experiment runner lives next to it
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 import hashlib
 import logging
 import secrets
@@ -276,6 +279,18 @@ class Services:
         self.pool.close()
         self.views.close()
         self.store.close()
+
+
+def release_memory() -> None:
+    """Give the memory of a large piece of work back to the operating system.
+
+    After a large upload Python frees its objects, but the C allocator keeps the pages (the
+    process stayed 1.2 GB larger after a 200,000-question upload); ``malloc_trim`` returns
+    them (glibc only; elsewhere this only collects garbage).
+    """
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 # Seconds between two snapshots of a changed experiment index (and one more at close).

@@ -16,7 +16,12 @@ from pathlib import Path
 from pyoxigraph import NamedNode
 
 from evaluators.datasets.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
-from evaluators.datasets.rdf import VersionMeta, questions_from_quads, version_quads
+from evaluators.datasets.rdf import (
+    VersionMeta,
+    questions_from_quads,
+    version_entry_quads,
+    version_question_quads,
+)
 from evaluators.errors import DatasetFormatError, DatasetNameConflictError, UnknownDatasetError
 from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes, parse_file
 from evaluators.knowledge.execution import QueryExecutor
@@ -197,8 +202,10 @@ def load_dataset_bytes(
     )
 
 
-# From this many quads on, a version's questions are written with the bulk writer.
+# From this many quads on, a version's questions are written with the bulk writer (a question
+# makes about 20 quads: decided on the question count, before any quad is made).
 BULK_QUADS = 200_000
+BULK_QUESTIONS = BULK_QUADS // 20
 
 
 def store_dataset(
@@ -256,16 +263,15 @@ def store_dataset(
         refreshed_with=refreshed_with,
         license=license,
     )
-    quads = version_quads(base, dataset, meta)
     graph = graphs.dataset_graph(base, name, number)
-    questions = [q for q in quads if q.graph_name == graph]
-    entry = [q for q in quads if q.graph_name != graph]
-    # Large versions go in with the bulk writer (small ones in one transaction: the bulk
-    # writer's fixed cost per call is larger than their write); either way the version becomes
-    # visible (the catalog names its graph) only with the small transactional write of its
-    # entry (store/graphs.py).
+    entry = version_entry_quads(base, dataset, meta)
+    questions = version_question_quads(base, dataset, meta)
+    # Large versions go in with the bulk writer, streamed (no list of millions of quads; small
+    # ones in one transaction: the bulk writer's fixed cost per call is larger than their
+    # write); either way the version becomes visible (the catalog names its graph) only with
+    # the small transactional write of its entry (store/graphs.py).
     try:
-        if len(questions) >= BULK_QUADS:
+        if len(dataset.questions) >= BULK_QUESTIONS:
             store.bulk_add(questions)
         else:
             store.add(questions)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -109,6 +109,17 @@ def dataset_languages(dataset: Dataset) -> list[str]:
 def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
     """Return the quads describing one dataset version (catalog metadata and questions).
 
+    ``version_entry_quads`` and ``version_question_quads`` give the two parts apart (the
+    questions as a stream, for large versions).
+    """
+    return version_entry_quads(base, dataset, meta) + list(
+        version_question_quads(base, dataset, meta)
+    )
+
+
+def version_entry_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
+    """Return the catalog quads of one dataset version (what makes it visible).
+
     Args:
         base: the base IRI.
         dataset: the parsed file.
@@ -188,6 +199,13 @@ def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
         prefix = f"question {warning.question_id}: " if warning.question_id else ""
         cat(ver, QAB.warning, Literal(prefix + warning.message))
 
+    return out
+
+
+def version_question_quads(base: str, dataset: Dataset, meta: VersionMeta) -> Iterator[Quad]:
+    """Yield the quads of one dataset version's questions (its own graph), one at a time."""
+    graph = graphs.dataset_graph(base, meta.name, meta.version)
+    ver = iris.dataset_version_iri(base, meta.name, meta.version)
     seen: Counter[str] = Counter()
     for position, question in enumerate(dataset.questions):
         # A duplicated id (it happens in published files) must not merge two questions: later
@@ -195,9 +213,8 @@ def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
         seen[question.id] += 1
         local = question.id if seen[question.id] == 1 else f"{question.id}~{seen[question.id]}"
         qiri = iris.question_iri(base, meta.name, meta.version, local)
-        out.append(Quad(ver, QAB.question, qiri, graph))
-        out.extend(Quad(s, p, o, graph) for s, p, o in question_triples(qiri, question, position))
-    return out
+        yield Quad(ver, QAB.question, qiri, graph)
+        yield from (Quad(s, p, o, graph) for s, p, o in question_triples(qiri, question, position))
 
 
 Triple = tuple[NamedNode, NamedNode, NamedNode | Literal]

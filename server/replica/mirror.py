@@ -30,11 +30,12 @@ import json
 import logging
 import os
 import shutil
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyoxigraph import NamedNode, Quad, QuerySolutions
+from pyoxigraph import NamedNode, Quad, QuerySolutions, RdfFormat
 
 from store.changes import Change, ChangeJournal
 from store.errors import StoreError
@@ -68,6 +69,10 @@ def graph_size(store: RdfStore, graph: NamedNode) -> int:
     return 0
 
 
+class MirrorStoppedError(RuntimeError):
+    """The mirror was told to stop in the middle of a copy (the server is shutting down)."""
+
+
 @dataclass(frozen=True, slots=True)
 class MirrorState:
     """What the state file says: the journal entry the mirror reflects and its quad count.
@@ -96,6 +101,8 @@ class PublicMirror:
         self._public: frozenset[str] = frozenset()
         # Graphs copied again by the last ``open`` of the kept mirror.
         self.caught_up = 0
+        # Set at shutdown: long copies stop between chunks.
+        self.cancel = threading.Event()
 
     @property
     def ready(self) -> bool:
@@ -231,6 +238,7 @@ class PublicMirror:
         def _quads() -> Iterator[Quad]:
             nonlocal count
             for name in sorted(public):
+                self._check_cancel()
                 for quad in self._main.quads(graph=NamedNode(name)):
                     count += 1
                     yield quad
@@ -298,23 +306,47 @@ class PublicMirror:
 
     def _recopy(self, graph: NamedNode, is_public: bool) -> None:
         assert self.store is not None
-        old = graph_size(self.store, graph)
+        store = self.store
+        old = graph_size(store, graph)
         if old:
-            self.store.drop_graphs([graph])
+            store.drop_graphs([graph])
         copied = 0
         if is_public:
-            chunk: list[Quad] = []
-            for quad in self._main.quads(graph=graph):
-                chunk.append(quad)
-                if len(chunk) >= _COPY_CHUNK:
-                    self.store.add(chunk)
+            size = graph_size(self._main, graph)
+            if size > _COPY_CHUNK and isinstance(self._main, TripleStore):
+                copied = self._copy_large(self._main, graph)
+            else:
+                chunk: list[Quad] = []
+                for quad in self._main.quads(graph=graph):
+                    chunk.append(quad)
+                    if len(chunk) >= _COPY_CHUNK:
+                        self._check_cancel()
+                        store.add(chunk)
+                        copied += len(chunk)
+                        chunk = []
+                if chunk:
+                    store.add(chunk)
                     copied += len(chunk)
-                    chunk = []
-            if chunk:
-                self.store.add(chunk)
-                copied += len(chunk)
         if self.quads is not None:
             self.quads += copied - old
+
+    def _copy_large(self, main: TripleStore, graph: NamedNode) -> int:
+        """Copy a large graph through an N-Triples file, written and read by the engine."""
+        assert self.store is not None
+        path = self._directory.with_name(self._directory.name + ".graph.nt")
+        try:
+            main.raw.dump(str(path), RdfFormat.N_TRIPLES, from_graph=graph)
+            self._check_cancel()
+            self.store.raw.bulk_load(path=str(path), format=RdfFormat.N_TRIPLES, to_graph=graph)
+        except (OSError, SyntaxError) as exc:
+            raise StoreError(f"Copying a graph into the public mirror failed: {exc}") from exc
+        finally:
+            path.unlink(missing_ok=True)
+        return graph_size(self.store, graph)
+
+    def _check_cancel(self) -> None:
+        if self.cancel.is_set():
+            raise MirrorStoppedError("The public mirror is shutting down")
 
     # ------------------------------------------------------------------ checks
     def verify(self, graphs: frozenset[str]) -> None:

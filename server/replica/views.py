@@ -241,6 +241,8 @@ class ViewPublisher:
             try:
                 self._apply(batch)
             except (StoreError, OSError, RuntimeError) as exc:
+                if self._stopping.is_set():
+                    return  # told to stop in the middle of a copy
                 log_fault("publishing a SPARQL view failed", exc)
                 healthy = self._heal(batch)
 
@@ -494,6 +496,10 @@ class ViewPublisher:
     def close(self) -> None:
         """Stop the thread and release the mirror (it stays on disk for the next start)."""
         self._stopping.set()
+        self._mirror.cancel.set()
         self._queue.put(None)
-        self._thread.join(30)
+        self._thread.join(120)
+        if self._thread.is_alive():
+            log.warning("the view publisher did not stop in time; its mirror is left open")
+            return
         self._mirror.close()

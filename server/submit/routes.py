@@ -18,6 +18,7 @@ get RFC 9457 problems. Every store write calls ``notify_write()`` (the runner's 
 
 from __future__ import annotations
 
+import threading
 from typing import cast
 
 from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
@@ -36,7 +37,7 @@ from evaluators.experiments.runner import Submission
 from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.systems.protocol import public_url
 from server.linked_data.pipeline import Resource, serve
-from server.services import experiment_runner, services
+from server.services import experiment_runner, release_memory, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
 from server.submit.receipts import Receipt, Receipts, new_key, scope_of
 from server.web import auth
@@ -254,6 +255,16 @@ def started_page(ticket: str) -> Response:
     return response
 
 
+# Seconds an upload waits for the one being loaded before it is answered 503.
+UPLOAD_WAIT_SECONDS = 60.0
+
+
+def _upload_lock() -> threading.Lock:
+    found = current_app.extensions.setdefault("dataset_upload_lock", threading.Lock())
+    assert isinstance(found, type(threading.Lock()))
+    return found
+
+
 @bp.route("/upload/dataset", methods=["POST"])
 def upload_dataset() -> Response:
     """Store an uploaded benchmark file as a dataset version; 201 with what was loaded."""
@@ -271,15 +282,27 @@ def upload_dataset() -> Response:
                 "(datasets.max_file_bytes)",
                 source=upload_file.filename,
             )
-        outcome = library.load_dataset_bytes(
-            svc.store,
-            svc.base,
-            data,
-            source=upload_file.filename,
-            name=request.form.get("name", "").strip() or None,
-            title=request.form.get("title", "").strip() or None,
-            new_version=request.form.get("new_version", "") in ("1", "on", "true"),
-        )
+        # One upload parsed at a time: a parsed file takes many times its size in memory.
+        if not _upload_lock().acquire(timeout=UPLOAD_WAIT_SECONDS):
+            raise Problem(
+                503,
+                "Another dataset is being loaded; try again shortly.",
+                headers={"Retry-After": "10"},
+            )
+        try:
+            outcome = library.load_dataset_bytes(
+                svc.store,
+                svc.base,
+                data,
+                source=upload_file.filename,
+                name=request.form.get("name", "").strip() or None,
+                title=request.form.get("title", "").strip() or None,
+                new_version=request.form.get("new_version", "") in ("1", "on", "true"),
+            )
+        finally:
+            del data
+            release_memory()
+            _upload_lock().release()
     except (Problem, FormError, EvaluationError) as exc:
         return _refuse("upload.html", exc)
     svc.notify_write()

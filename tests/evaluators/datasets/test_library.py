@@ -82,8 +82,8 @@ def test_large_versions_go_through_the_bulk_writer_with_the_same_result(
     # Small versions are one transaction, large ones bulk-written; both store the same graph.
     path = EXAMPLES / "example-questions.json"
     graphs_of, read = {}, {}
-    for mode, threshold in (("transaction", library.BULK_QUADS), ("bulk", 1)):
-        monkeypatch.setattr(library, "BULK_QUADS", threshold)
+    for mode, threshold in (("transaction", library.BULK_QUESTIONS), ("bulk", 1)):
+        monkeypatch.setattr(library, "BULK_QUESTIONS", threshold)
         store = TripleStore.open(tmp_path / mode)
         info = library.load_dataset(store, BASE, path).info
         graphs_of[mode] = {str(q) for q in store.quads(graph=NamedNode(info.graph))}
