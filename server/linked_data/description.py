@@ -16,6 +16,7 @@ never sent to a port nothing listens on.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, render_template, request
@@ -62,6 +63,10 @@ _RESULT_FORMATS = (
 _MEDIA_TYPES = "https://www.iana.org/assignments/media-types/"
 # The forms of the VoID description: RDF first (machines), HTML for browsers.
 VOID_FORMATS = (*RDF_FORMATS[:1], HTML, *RDF_FORMATS[1:])
+DATA_DESCRIPTION = (
+    "Benchmark datasets, their questions and gold answers, and the results of experiments that "
+    "ran question answering systems on them, as RDF Data Cube observations."
+)
 CATALOG_DESCRIPTION = (
     "Question answering benchmarks, the experiments that ran systems on them, and their "
     "results, as linked data with a public SPARQL endpoint."
@@ -158,84 +163,55 @@ def _datasets(svc: Services) -> list[tuple[NamedNode, Literal | None]]:
     return [found[k] for k in sorted(found)]
 
 
-def void_description(svc: Services) -> list[Quad]:
-    """Return the VoID + DCAT description of the public data, for the current request.
+@dataclass(frozen=True, slots=True)
+class _Places:
+    """The IRIs a description names, and the URLs the current request reaches them at."""
 
-    Access URLs (endpoint, dumps) are those the request reached (``reachable``).
-    """
-    base = svc.base
-    doc, service, home = void_iri(base), endpoint_iri(base), iris.page_iri(base, "")
-    dump = iris.page_iri(base, "dump.nq")
-    packed = iris.page_iri(base, "dump.nq.gz")
-    vis = svc.visibility()
-    # Sorted: stores list graphs in no particular order, and the example must not depend on it.
-    experiments = sorted(
-        (g for g in vis.graphs if g.value.startswith(graphs.experiment_graph_prefix(base))),
-        key=lambda g: g.value,
+    base: str
+    doc: NamedNode
+    service: NamedNode
+    home: NamedNode
+    dump: NamedNode
+    packed: NamedNode
+    licence: NamedNode
+
+    def reached(self, iri: NamedNode) -> NamedNode:
+        return reachable(self.base, iri)
+
+
+def _places(base: str) -> _Places:
+    return _Places(
+        base,
+        void_iri(base),
+        endpoint_iri(base),
+        iris.page_iri(base, ""),
+        iris.page_iri(base, "dump.nq"),
+        iris.page_iri(base, "dump.nq.gz"),
+        NamedNode(DATA_LICENSE),
     )
-    licence = NamedNode(DATA_LICENSE)
-    publisher = iris.page_iri(base, "publisher")
-    n_quads = NamedNode(_MEDIA_TYPES + "application/n-quads")
+
+
+def _void_quads(svc: Services, at: _Places) -> list[Quad]:
+    """The VoID dataset: what the data is, where to query and download it, what it uses."""
+    doc = at.doc
+    title = Literal("qabench: question answering benchmarks and results", language="en")
     quads = [
         _quad(doc, RDF.type, VOID.Dataset),
         _quad(doc, RDF.type, DCAT.Dataset),
-        _quad(
-            doc,
-            DCTERMS.title,
-            Literal("qabench: question answering benchmarks and results", language="en"),
-        ),
-        _quad(
-            doc,
-            DCTERMS.description,
-            Literal(
-                "Benchmark datasets, their questions and gold answers, and the results of "
-                "experiments that ran question answering systems on them, as RDF Data Cube "
-                "observations.",
-                language="en",
-            ),
-        ),
-        _quad(doc, DCTERMS.license, licence),
-        _quad(doc, VOID.sparqlEndpoint, reachable(base, service)),
-        _quad(doc, VOID.uriSpace, Literal(base + "/")),
+        _quad(doc, DCTERMS.title, title),
+        _quad(doc, DCTERMS.description, Literal(DATA_DESCRIPTION, language="en")),
+        _quad(doc, DCTERMS.license, at.licence),
+        _quad(doc, VOID.sparqlEndpoint, at.reached(at.service)),
+        _quad(doc, VOID.uriSpace, Literal(at.base + "/")),
         _quad(doc, VOID.triples, _count(svc.public_quads() or 0)),
-        _quad(doc, VOID.dataDump, reachable(base, dump)),
-        _quad(doc, VOID.dataDump, reachable(base, packed)),
-        _quad(home, RDF.type, DCAT.Catalog),
-        _quad(home, DCTERMS.title, Literal("qabench", language="en")),
-        _quad(home, DCTERMS.description, Literal(CATALOG_DESCRIPTION, language="en")),
-        _quad(home, DCTERMS.publisher, publisher),
-        _quad(publisher, RDF.type, FOAF.Agent),
-        # the operator of this server, named by its address
-        _quad(publisher, FOAF.name, Literal(f"qabench at {urlsplit(base).netloc}")),
-        _quad(home, DCTERMS.license, licence),
-        _quad(licence, RDF.type, DCTERMS.LicenseDocument),
-        _quad(home, DCAT.dataset, doc),
-        _quad(home, DCAT.service, service),
-        _quad(service, RDF.type, DCAT.DataService),
-        _quad(service, DCTERMS.title, Literal("qabench SPARQL endpoint", language="en")),
-        _quad(service, DCAT.endpointURL, reachable(base, service)),
-        _quad(service, DCAT.endpointDescription, reachable(base, service)),
-        # DCAT-AP's shapes check these values' class without inference: say it
-        _quad(reachable(base, service), RDF.type, RDFS.Resource),
-        _quad(service, DCAT.servesDataset, doc),
+        _quad(doc, VOID.dataDump, at.reached(at.dump)),
+        _quad(doc, VOID.dataDump, at.reached(at.packed)),
     ]
-    for distribution, compressed in ((dump, False), (packed, True)):
-        quads += [
-            _quad(doc, DCAT.distribution, distribution),
-            _quad(distribution, RDF.type, DCAT.Distribution),
-            _quad(distribution, DCTERMS.license, licence),
-            _quad(distribution, DCAT.downloadURL, reachable(base, distribution)),
-            _quad(distribution, DCAT.accessURL, reachable(base, distribution)),
-            _quad(reachable(base, distribution), RDF.type, RDFS.Resource),
-            _quad(distribution, DCAT.mediaType, n_quads),
-            _quad(n_quads, RDF.type, DCTERMS.MediaType),
-        ]
-        if compressed:
-            compress = NamedNode(_MEDIA_TYPES + "application/gzip")
-            quads.append(_quad(distribution, DCAT.compressFormat, compress))
-            quads.append(_quad(compress, RDF.type, DCTERMS.MediaType))
     for vocabulary in (QAB.iri, QB.iri, PROV.iri, DCAT.iri, DCTERMS.iri, GERBIL.iri):
         quads.append(_quad(doc, VOID.vocabulary, NamedNode(vocabulary)))
+    # Names, not graphs: thousands at scale, and one pass finds the count and the first.
+    prefix = graphs.experiment_graph_prefix(at.base)
+    experiments = [n for n in svc.visibility().names if n.startswith(prefix)]
     partition = BlankNode()
     quads += [
         _quad(doc, VOID.classPartition, partition),
@@ -243,24 +219,87 @@ def void_description(svc: Services) -> list[Quad]:
         _quad(partition, VOID.entities, _count(len(experiments))),
     ]
     if experiments:
-        first = experiments[0].value.rsplit("/", 1)[-1]
-        quads.append(_quad(doc, VOID.exampleResource, iris.experiment_iri(base, first)))
+        first = min(experiments)[len(prefix) :]
+        quads.append(_quad(doc, VOID.exampleResource, iris.experiment_iri(at.base, first)))
+    return quads
+
+
+def _catalog_quads(at: _Places) -> list[Quad]:
+    """The DCAT catalog with its publisher, licence and SPARQL service (DCAT-AP's musts)."""
+    home, service = at.home, at.service
+    publisher = iris.page_iri(at.base, "publisher")
+    return [
+        _quad(home, RDF.type, DCAT.Catalog),
+        _quad(home, DCTERMS.title, Literal("qabench", language="en")),
+        _quad(home, DCTERMS.description, Literal(CATALOG_DESCRIPTION, language="en")),
+        _quad(home, DCTERMS.publisher, publisher),
+        _quad(publisher, RDF.type, FOAF.Agent),
+        # the operator of this server, named by its address
+        _quad(publisher, FOAF.name, Literal(f"qabench at {urlsplit(at.base).netloc}")),
+        _quad(home, DCTERMS.license, at.licence),
+        _quad(at.licence, RDF.type, DCTERMS.LicenseDocument),
+        _quad(home, DCAT.dataset, at.doc),
+        _quad(home, DCAT.service, service),
+        _quad(service, RDF.type, DCAT.DataService),
+        _quad(service, DCTERMS.title, Literal("qabench SPARQL endpoint", language="en")),
+        _quad(service, DCAT.endpointURL, at.reached(service)),
+        _quad(service, DCAT.endpointDescription, at.reached(service)),
+        # DCAT-AP's shapes check these values' class without inference: say it
+        _quad(at.reached(service), RDF.type, RDFS.Resource),
+        _quad(service, DCAT.servesDataset, at.doc),
+    ]
+
+
+def _distribution_quads(at: _Places) -> list[Quad]:
+    """The dump and its gzip file as DCAT distributions."""
+    n_quads = NamedNode(_MEDIA_TYPES + "application/n-quads")
+    quads = []
+    for distribution, compressed in ((at.dump, False), (at.packed, True)):
+        quads += [
+            _quad(at.doc, DCAT.distribution, distribution),
+            _quad(distribution, RDF.type, DCAT.Distribution),
+            _quad(distribution, DCTERMS.license, at.licence),
+            _quad(distribution, DCAT.downloadURL, at.reached(distribution)),
+            _quad(distribution, DCAT.accessURL, at.reached(distribution)),
+            _quad(at.reached(distribution), RDF.type, RDFS.Resource),
+            _quad(distribution, DCAT.mediaType, n_quads),
+            _quad(n_quads, RDF.type, DCTERMS.MediaType),
+        ]
+        if compressed:
+            compress = NamedNode(_MEDIA_TYPES + "application/gzip")
+            quads.append(_quad(distribution, DCAT.compressFormat, compress))
+            quads.append(_quad(compress, RDF.type, DCTERMS.MediaType))
+    return quads
+
+
+def _dataset_quads(svc: Services, at: _Places) -> list[Quad]:
+    """The benchmarks of the catalog, each a DCAT dataset with a title and a description."""
+    quads = []
     for dataset, title in _datasets(svc):
         name = title or Literal(dataset.value.rsplit("/", 1)[-1])
+        described = Literal(f"The questions of the benchmark {name.value}.", language="en")
         quads += [
-            _quad(home, DCAT.dataset, dataset),
-            _quad(doc, VOID.subset, dataset),
+            _quad(at.home, DCAT.dataset, dataset),
+            _quad(at.doc, VOID.subset, dataset),
             _quad(dataset, RDF.type, DCAT.Dataset),
             _quad(dataset, DCTERMS.title, name),
-            _quad(
-                dataset,
-                DCTERMS.description,
-                Literal(
-                    f"The questions of the benchmark {name.value}, in versions.", language="en"
-                ),
-            ),
+            _quad(dataset, DCTERMS.description, described),
         ]
     return quads
+
+
+def void_description(svc: Services) -> list[Quad]:
+    """Return the VoID + DCAT description of the public data, for the current request.
+
+    Access URLs (endpoint, dumps) are those the request reached (``reachable``).
+    """
+    at = _places(svc.base)
+    return [
+        *_void_quads(svc, at),
+        *_catalog_quads(at),
+        *_distribution_quads(at),
+        *_dataset_quads(svc, at),
+    ]
 
 
 def render_description(

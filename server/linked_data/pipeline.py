@@ -193,11 +193,19 @@ def serve(resource: Resource[D], stem: str, extension: str | None = None) -> Res
         caching.finish(
             response, etag, weak=choice.rep == HTML, last_modified=modified, not_modified_now=fresh
         )
+    return _headers(response, resource, reader, links)
+
+
+def _headers(
+    response: Response, resource: Resource[D], reader: Reader, links: tuple[str, ...]
+) -> Response:
+    """Add what every response of a resource carries: caching rules, the token cookie,
+    ``Vary``, ``Content-Location`` and the ``Link`` entries."""
     response.headers["Cache-Control"] = _cache_control(resource, reader)
     if reader.opened:
         response.vary.update(("Authorization", "Cookie"))
     remember_tokens(response, reader.opened)
-    decorate(response, stem, resource.formats if resource.documents else (), choice)
+    decorate(response, reader.stem, resource.formats if resource.documents else (), reader.choice)
     if links:
         existing = response.headers.get("Link")
         response.headers["Link"] = ", ".join([*([existing] if existing else []), *links])

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
@@ -27,18 +26,20 @@ from evaluators import cube
 from evaluators.errors import EvaluationError
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
-from evaluators.model import question_order
-from evaluators.reports.comparisons import PAIRWISE_ITERATIONS, compare_pair, test_systems
-from evaluators.reports.headline import Ranked, is_sanity, question_score, rank, ranking_measures
-from evaluators.reports.render import Cell, Table, to_csv
+from evaluators.reports.comparisons import PAIRWISE_ITERATIONS, compare_pair
+from evaluators.reports.headline import is_sanity, question_score, ranking_measures
+from evaluators.reports.many import (
+    ManyComparison,
+    Member,
+    compare_members,
+    comparison_csv,
+    comparison_json,
+)
 from evaluators.results import (
     MEASURES,
-    MeasureValue,
 )
 from evaluators.significance import (
-    FriedmanTest,
     Interval,
-    PairwiseTest,
     RandomisationTest,
 )
 from server.linked_data.pipeline import Reader, Resource, serve
@@ -205,32 +206,6 @@ def compare_query(
     return queries.load("page_compare").replace("#BINDINGS#", values)
 
 
-@dataclass(frozen=True, slots=True)
-class Member:
-    """One task of a many-task comparison, with its aggregate ranking values."""
-
-    ref: str
-    task: TaskSummary
-    first: float | None
-    second: float | None
-    sanity: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ManyComparison:
-    """Several tasks on one dataset version: ranked, and tested with Friedman and Holm."""
-
-    experiment_type: str
-    ranking: tuple[str, str]
-    ranked: Ranked[Member]
-    tested: tuple[Member, ...]  # the ranked members, in the order of the tests
-    friedman: FriedmanTest | None
-    pairs: tuple[PairwiseTest, ...]
-    questions: tuple[str, ...]
-    scores: dict[str, tuple[float, ...]]  # per question, one F1 per member of ``order``
-    order: tuple[Member, ...]
-
-
 def _member(
     svc: Services, vis: Visibility, ref: str, kind: str, ranking: tuple[str, str]
 ) -> tuple[Member, dict[str, float]]:
@@ -271,82 +246,9 @@ def compare_many(
     versions = {(m.task.plan.dataset, m.task.plan.version) for m, _ in members}
     if len(versions) > 1:
         raise Problem(400, "The tasks ran on different dataset versions; compare tasks on one.")
-    ranked = rank(
-        [m for m, _ in members],
-        values=lambda m: (m.first, m.second),
-        label=lambda m: m.ref,
-        sanity=lambda m: m.sanity,
+    return compare_members(
+        members, kind, ranking, iterations=PAIRWISE_ITERATIONS, seed=SEED, max_pairwise=MAX_TASKS
     )
-    tested = tuple(m for _, m in ranked.ranked)
-    by_ref = {m.ref: s for m, s in members}
-    # Every member's questions: the table shows them all, the tests use the ranked ones.
-    ids = tuple(sorted(set.intersection(*(set(s) for _, s in members)), key=question_order))
-    found = test_systems(
-        [by_ref[m.ref] for m in tested],
-        iterations=PAIRWISE_ITERATIONS,
-        seed=SEED,
-        max_pairwise=MAX_TASKS,
-    )
-    order = tuple(m for m, _ in members)
-    scores = {q: tuple(by_ref[m.ref].get(q, 0.0) for m in order) for q in ids}
-    return ManyComparison(
-        kind, ranking, ranked, tested, found.friedman, found.pairs, ids, scores, order
-    )
-
-
-def comparison_csv(many: ManyComparison) -> str:
-    """Return the per-question values of a comparison as CSV: one column per task."""
-    headings = ("Question", *(f"{m.ref} ({m.task.plan.system}) F1" for m in many.order))
-    rows: list[tuple[Cell, ...]] = []
-    for q in many.questions:
-        rows.append((q, *(MeasureValue("f1", v) for v in many.scores[q])))
-    return to_csv(Table("Per-question F1", headings, tuple(rows)))
-
-
-def comparison_json(many: ManyComparison) -> dict[str, Any]:
-    """Return a comparison as JSON: the ranking, sanity checks, Friedman's and pairwise tests."""
-
-    def member(m: Member, position: int | None) -> dict[str, Any]:
-        return {
-            "rank": position,
-            "task": m.task.iri,
-            "system": m.task.plan.system,
-            "language": m.task.plan.language,
-            "profile": m.task.plan.profile,
-            "sanity_check": m.sanity,
-            many.ranking[0]: m.first,
-            many.ranking[1]: m.second,
-        }
-
-    doc: dict[str, Any] = {
-        "experiment_type": many.experiment_type,
-        "ranking": list(many.ranking),
-        "tasks": [member(m, n) for n, m in many.ranked.ranked]
-        + [member(m, None) for m in many.ranked.sanity],
-        "questions": len(many.questions),
-    }
-    if many.friedman is not None:
-        doc["friedman"] = {
-            "statistic": many.friedman.statistic,
-            "p_value": many.friedman.p_value,
-            "degrees_of_freedom": many.friedman.systems - 1,
-            "mean_ranks": [
-                {"task": m.task.iri, "mean_rank": r}
-                for m, r in zip(many.tested, many.friedman.mean_ranks, strict=True)
-            ],
-        }
-        doc["pairwise"] = [
-            {
-                "a": many.tested[p.first].task.iri,
-                "b": many.tested[p.second].task.iri,
-                "difference": p.test.difference,
-                "p_value": p.test.p_value,
-                "holm_p_value": p.adjusted_p,
-                "iterations": p.test.iterations,
-            }
-            for p in many.pairs
-        ]
-    return doc
 
 
 def _refs() -> list[str]:
