@@ -14,10 +14,10 @@ from flask import Response, render_template, request
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 
 from server.linked_data.description import service_description
-from server.linked_data.serialisation import serialize_document
+from server.linked_data.pipeline import Reader, Resource, serve
 from server.services import services
 from server.sparql.jobs import QueryOutcome
-from server.web.negotiation import HTML, RDF_FORMATS, decorate, negotiate
+from server.web.negotiation import HTML, RDF_FORMATS
 
 EXAMPLES: tuple[tuple[str, str], ...] = (
     (
@@ -65,25 +65,31 @@ def query_link(query: str, fmt: str | None = None) -> str:
     return "/sparql?" + urlencode(params)
 
 
+def _query_page(reader: Reader, _data: None) -> str:
+    return render_template(
+        "sparql.html",
+        query=request.args.get("example", ""),
+        examples=EXAMPLES,
+        result=None,
+        svc=reader.svc,
+    )
+
+
+# A GET without a query: the query page for browsers, else the service description (whose
+# sd:endpoint is the URL the request reached).
+ENDPOINT: Resource[None] = Resource(
+    formats=(*RDF_FORMATS[:1], HTML, *RDF_FORMATS[1:]),
+    load=lambda _reader: None,
+    html=_query_page,
+    quads=lambda reader, _data: service_description(reader.svc, request.base_url),
+    documents=False,
+    variant=lambda _reader: request.base_url,
+)
+
+
 def service_description_or_page() -> Response:
     """Answer a GET without a query: the query page for browsers, else the description."""
-    svc = services()
-    offered = (*RDF_FORMATS[:1], HTML, *RDF_FORMATS[1:])
-    choice = negotiate(offered)
-    rep = choice.rep
-    if rep == HTML:
-        body = render_template(
-            "sparql.html",
-            query=request.args.get("example", ""),
-            examples=EXAMPLES,
-            result=None,
-            svc=svc,
-        )
-        response = Response(body, mimetype="text/html")
-    else:
-        quads = service_description(svc, request.base_url)
-        response = Response(serialize_document(quads, rep), mimetype=rep.media_type)
-    return decorate(response, "/sparql", (), choice)
+    return serve(ENDPOINT, "/sparql")
 
 
 def _table(outcome: QueryOutcome) -> tuple[list[str], list[list[dict[str, str]]]]:
