@@ -68,10 +68,19 @@ def _loop(address: str, url: str, group: str, tally: Tally, stop: float, pause: 
                     query = RUNAWAY if group == "runaway" else LOOKUP % rng.randrange(1000)
                     response = client.post("/sparql", data={"query": query})
                 status = str(response.status_code)
+                if response.status_code == 503 and group != "pages":
+                    status += " " + _title(response)
             except httpx.HTTPError as exc:
                 status = type(exc).__name__
             tally.add(group, status, time.monotonic() - started)
             time.sleep(pause)
+
+
+def _title(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("detail", ""))[:40]
+    except ValueError:
+        return response.text[:40]
 
 
 def _percentile(values: list[float], share: float) -> float:

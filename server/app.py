@@ -119,7 +119,11 @@ def build_services(config: Config, store: RdfStore) -> Services:
     views = ViewPublisher(store, index.public_names(), config.data_dir / "views")
     settings = config.server
     pool = QueryPool(
-        settings.query_workers, settings.query_timeout_seconds, settings.query_memory_mb
+        settings.workers,
+        settings.query_timeout_seconds,
+        settings.query_memory_mb,
+        budget=settings.sparql_client_budget_seconds,
+        waiting=settings.waiting_queries,
     )
     svc = Services(
         config, store, index, experiments, views, pool, PublicDumps(config.data_dir / "dump")

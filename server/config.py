@@ -9,6 +9,7 @@ found. Relative paths resolve against the config file's directory. ``--data-dir`
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 import types
 import typing
@@ -61,7 +62,8 @@ class ServerConfig:
     query_timeout_seconds: float = 5.0
     max_result_rows: int = 10_000
     max_query_length: int = 65_536
-    query_workers: int = 2
+    # Worker processes evaluating public queries (0: one per core, at least two).
+    query_workers: int = 0
     # Address space of one query worker in MiB (RLIMIT_AS; 0: no limit). A query that needs
     # more is answered 503 and its worker replaced.
     query_memory_mb: int = 2048
@@ -75,11 +77,31 @@ class ServerConfig:
     # Public SPARQL queries one client may have running at once (fewer than query_workers, so
     # that one client never holds every worker).
     queries_per_client: int = 1
+    # Query worker time one client may have used recently (seconds, decaying with a half-life
+    # of 60 s; 0: no budget); beyond it, 429. Clients with less usage get free workers first.
+    sparql_client_budget_seconds: float = 30.0
+    # Queries that may wait for a worker at once, each holding a request thread (0: half the
+    # threads minus the workers, at least two); beyond it, 503.
+    sparql_queue: int = 0
     # Per-client rates (0: no limit). Holders of the submit or admin token are exempt.
     sparql_requests_per_minute: int = 240
     rag_requests_per_minute: int = 6
     # Rows per page of the lists (experiments, systems, datasets, leaderboards, questions).
     page_size: int = 50
+
+    @property
+    def workers(self) -> int:
+        """Return how many query workers run (``query_workers``, or one per core, at least 2)."""
+        return self.query_workers or max(2, os.cpu_count() or 2)
+
+    @property
+    def waiting_queries(self) -> int:
+        """Return how many queries may wait for a worker (``sparql_queue`` or its default).
+
+        >>> ServerConfig(threads=8, query_workers=2).waiting_queries
+        2
+        """
+        return self.sparql_queue or max(2, self.threads // 2 - self.workers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +263,9 @@ _RANGES: dict[str, tuple[float, float]] = {
     "server.query_timeout_seconds": (0.1, 3600),
     "store.remote_timeout_seconds": (0.1, 86400),
     "server.max_result_rows": (1, 10_000_000),
-    "server.query_workers": (1, 64),
+    "server.query_workers": (0, 64),
+    "server.sparql_client_budget_seconds": (0, 1_000_000),
+    "server.sparql_queue": (0, 10_000),
     "server.query_memory_mb": (0, 1_048_576),
     "server.sitemap_page_size": (1, 50_000),
     "server.max_query_nesting": (2, 256),

@@ -41,6 +41,9 @@ from server.config import ServerConfig
 from server.web.limits import client_key
 
 log = logging.getLogger(__name__)
+# Waitress warns once per request that finds every thread busy ("Task queue depth is N"): under
+# load that is a log line per request, paid by the serving process on every one of them.
+logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
 # Paths whose requests may carry an upload (POST bodies up to server.max_upload_bytes).
 UPLOAD_PATHS = ("/upload/dataset", "/experiments/new", "/update")

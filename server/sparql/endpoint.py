@@ -13,8 +13,12 @@ these read-only responses (``server.web.cors``).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 
 from flask import Blueprint, Response, request
 
@@ -23,6 +27,7 @@ from server.services import Visibility, services
 from server.sparql import analysis, page
 from server.sparql.jobs import QueryJob, QueryOutcome
 from server.sparql.workers import (
+    OverBudgetError,
     PoolBusyError,
     PoolError,
     QueryMemoryError,
@@ -30,7 +35,7 @@ from server.sparql.workers import (
 )
 from server.web import caching, cors
 from server.web.auth import request_tokens
-from server.web.limits import check_rate, client_slot, limits
+from server.web.limits import check_rate, client_slot, current_client, limits, too_many
 from server.web.negotiation import (
     GRAPH_FORMATS,
     HTML,
@@ -111,6 +116,53 @@ def _read_only() -> Problem:
         "holders of the admin token.",
         QAB.Forbidden,
     )
+
+
+# Verdicts of _check kept per query text (by digest, so memory does not grow with the texts).
+CACHED_CHECKS = 4096
+_Verdict = analysis.QueryFacts | Callable[[], Exception]
+
+
+class _Checks:
+    """The checks' verdicts on recent query texts (a bounded LRU, safe across threads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[bytes, int, int, str], _Verdict] = OrderedDict()
+
+    def verdict(self, query: str, base_iri: str) -> analysis.QueryFacts:
+        settings = services().config.server
+        digest = hashlib.blake2b(query.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = (digest, settings.max_query_length, settings.max_query_nesting, base_iri)
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+        if found is None:
+            try:
+                found = _check(query, base_iri)
+            except (Problem, QuerySyntaxError) as exc:
+                found = _replay(exc)
+            with self._lock:
+                self._kept[key] = found
+                while len(self._kept) > CACHED_CHECKS:
+                    self._kept.popitem(last=False)
+        if isinstance(found, analysis.QueryFacts):
+            return found
+        raise found()
+
+
+def _replay(exc: Exception) -> Callable[[], Exception]:
+    # A fresh exception each time: raising one object again would grow its traceback.
+    if isinstance(exc, Problem):
+        problem = exc
+        return lambda: dataclasses.replace(problem)
+    assert isinstance(exc, QuerySyntaxError)
+    message, line, column = str(exc), exc.line, exc.column
+    return lambda: QuerySyntaxError(message, line, column)
+
+
+_CHECKS = _Checks()
 
 
 def _check(query: str, base_iri: str) -> analysis.QueryFacts:
@@ -223,21 +275,23 @@ def run_query(
     results_media: str | None,
     rdf_media: str | None,
     facts: analysis.QueryFacts | None = None,
+    vis: Visibility | None = None,
 ) -> QueryOutcome:
     """Check, restrict and evaluate one public query on the worker pool.
 
     Raises:
-        Problem: 400/413 for refused queries, 503 when the time limit is hit or all workers
-            are busy.
+        Problem: 400/413 for refused queries, 429 when the client used its share of worker
+            time, 503 when the time limit is hit or no worker can be had.
         QuerySyntaxError: when the query does not parse.
     """
     svc = services()
     base_iri = f"{svc.base}/sparql"
     if facts is None:
-        facts = _check(query, base_iri)
-    vis = svc.visibility(request_tokens())
+        facts = _CHECKS.verdict(query, base_iri)
+    if vis is None:
+        vis = svc.visibility(request_tokens())
     chosen_default, chosen_named, private = _dataset(facts, default, named, vis)
-    limit = svc.config.server.max_result_rows
+    settings = svc.config.server
     try:
         view = svc.view()
         if private:
@@ -258,48 +312,57 @@ def run_query(
         chosen_named,
         RESULT_TYPES[0] if html else results_media,
         NTRIPLES.media_type if html else rdf_media,
-        limit,
+        settings.max_result_rows,
         f"{svc.base}/sparql#truncation",
-        svc.config.server.max_result_bytes,
+        settings.max_result_bytes,
         facts.form,
     )
     try:
-        return svc.pool.run(job)
-    except QueryTimeoutError as exc:
-        wait = str(math.ceil(svc.pool.timeout))
-        raise Problem(
+        return svc.pool.run(job, current_client())
+    except PoolError as exc:
+        raise _pool_problem(exc, svc.pool.timeout, settings.query_memory_mb) from exc
+
+
+def _pool_problem(exc: PoolError, timeout: float, memory_mb: int) -> Problem:
+    if isinstance(exc, OverBudgetError):
+        return too_many(
+            f"{exc}: try again in {exc.retry_after} s; queries that stop sooner (LIMIT, more "
+            "specific patterns) use less of it.",
+            exc.retry_after,
+        )
+    if isinstance(exc, QueryTimeoutError):
+        return Problem(
             503,
             f"{exc}; it was stopped. Narrow it (LIMIT, more specific patterns) and try again.",
             QAB.QueryTimeout,
             "Query timeout",
-            {"timeout_seconds": svc.pool.timeout},
-            {"Retry-After": wait},
-        ) from exc
-    except QueryMemoryError as exc:
-        raise Problem(
+            {"timeout_seconds": timeout},
+            {"Retry-After": str(math.ceil(timeout))},
+        )
+    if isinstance(exc, QueryMemoryError):
+        return Problem(
             503,
             f"{exc}; it was stopped. Narrow it (LIMIT, fewer or shorter computed values).",
             QAB.QueryOutOfMemory,
             "Query out of memory",
-            {"memory_limit_mb": svc.config.server.query_memory_mb},
+            {"memory_limit_mb": memory_mb},
             {"Retry-After": "2"},
-        ) from exc
-    except PoolBusyError as exc:
-        raise Problem(
+        )
+    if isinstance(exc, PoolBusyError):
+        return Problem(
             503,
             f"{exc}; try again shortly.",
             QAB.QueryTimeout,
             "Endpoint busy",
-            headers={"Retry-After": "2"},
-        ) from exc
-    except PoolError as exc:
-        raise Problem(
-            503,
-            f"{exc}. Try again; if it happens again the query probably needs too much memory.",
-            QAB.QueryTimeout,
-            "Query failed",
-            headers={"Retry-After": "2"},
-        ) from exc
+            headers={"Retry-After": str(exc.retry_after)},
+        )
+    return Problem(
+        503,
+        f"{exc}. Try again; if it happens again the query probably needs too much memory.",
+        QAB.QueryTimeout,
+        "Query failed",
+        headers={"Retry-After": "2"},
+    )
 
 
 @bp.route("/sparql", methods=["GET", "POST", "OPTIONS"])
@@ -313,7 +376,7 @@ def endpoint() -> Response:
         return _with_cors(page.service_description_or_page())
     svc, svc_limits = services(), limits()
     check_rate(svc_limits.sparql, "SPARQL queries")
-    facts = _check(query, f"{svc.base}/sparql")
+    facts = _CHECKS.verdict(query, f"{svc.base}/sparql")
     graph = facts.form in ("CONSTRUCT", "DESCRIBE")
     choice = _negotiate(
         GRAPH_FORMATS if graph else RESULT_FORMATS, RESULT_FORMATS if graph else GRAPH_FORMATS
@@ -342,6 +405,7 @@ def endpoint() -> Response:
             results_media=None if graph else media,
             rdf_media=media if graph else None,
             facts=facts,
+            vis=vis,
         )
     if html and outcome.failure is None:
         response = page.results_page(query, outcome)

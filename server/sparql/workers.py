@@ -6,8 +6,10 @@ answer; a worker that overruns is killed and replaced in the background while th
 keep serving. A job names the view it runs over (``server.replica.views``: a read-only checkpoint
 holding exactly the graphs its reader may see); a worker opens views read-only and keeps the
 last few open, so the operating system's page cache is shared instead of each worker holding a
-copy. Workers are started with ``spawn`` (no inherited locks or store handles) and import
-neither Flask nor the main store.
+copy. Workers are forked by a *fork server*: a fresh interpreter started once (so nothing of the
+serving process, no lock and no store handle, is inherited) that has imported this module and
+the program's main module, and forks a worker in a few milliseconds, so a worker killed at the
+time limit is replaced at once. Workers never touch Flask or the main store.
 
 The hand-off carries bytes: a job goes to the worker as a plain tuple; the worker answers with
 one frame holding the outcome record and the first ``CHUNK_BYTES`` of the body the engine wrote,
@@ -27,7 +29,6 @@ import contextlib
 import json
 import logging
 import multiprocessing
-import queue
 import signal
 import struct
 import threading
@@ -39,6 +40,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from server.sparql import isolation
+from server.sparql.fairness import FairQueue, OverBudget, Refused
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
 from store.errors import StoreError
 from store.triplestore import TripleStore
@@ -47,6 +49,8 @@ log = logging.getLogger(__name__)
 
 # Opening a view is not part of a query's time budget, but it must end some time.
 LOAD_TIMEOUT_SECONDS = 120.0
+# How much longer than the time limit a query may wait for a worker.
+WAIT_GRACE_SECONDS = 1.0
 # Views a worker keeps open (the current one, and the previous ones while queries drain).
 OPEN_VIEWS = 3
 # Bytes of a body per frame from a worker, and how long the next frame of a body may take.
@@ -66,7 +70,19 @@ class QueryTimeoutError(PoolError):
 
 
 class PoolBusyError(PoolError):
-    """No worker became free within the time limit."""
+    """No worker for this query now: all busy for the time limit, or too many waiting."""
+
+    def __init__(self, message: str, retry_after: int = 2) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class OverBudgetError(PoolError):
+    """The client used its share of worker time (answered 429, not 503)."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class WorkerFailedError(PoolError):
@@ -185,17 +201,33 @@ class _Worker:
 class QueryPool:
     """Runs jobs on ``size`` worker processes with a hard time limit per job.
 
-    ``memory_mb`` caps each worker's address space (0: no cap).
+    ``memory_mb`` caps each worker's address space (0: no cap). Free workers go to clients by
+    ``server.sparql.fairness``: ``budget`` worker-seconds per client (0: none), at most
+    ``waiting`` queries waiting (default: four per worker), light clients first.
     """
 
-    def __init__(self, size: int, timeout: float, memory_mb: int = 0) -> None:
+    def __init__(
+        self,
+        size: int,
+        timeout: float,
+        memory_mb: int = 0,
+        *,
+        budget: float = 0.0,
+        waiting: int | None = None,
+    ) -> None:
         self._size = size
         self._timeout = timeout
         self._memory_mb = memory_mb
         # How the workers are cut off the network (None until the first one is ready).
         self.isolation: str | None = None
-        self._context = multiprocessing.get_context("spawn")
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(["__main__", __name__])
+        # Heavy: a client that used half a time limit recently (one query stopped at the
+        # limit is enough). Waiting queries wait a little longer than the limit, since every
+        # running query ends by then.
+        self.fair: FairQueue[_Worker] = FairQueue(
+            budget, timeout / 2, size * 4 if waiting is None else waiting, slots=size
+        )
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
         self._started = False
@@ -216,7 +248,7 @@ class QueryPool:
         """Wait until every worker is idle; return whether that happened within ``timeout``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._idle.qsize() >= self._size:
+            if self.fair.idle >= self._size:
                 return True
             time.sleep(0.05)
         return False
@@ -252,7 +284,7 @@ class QueryPool:
             self._discard(worker)
             return
         self._note_isolation(cut_off)
-        self._idle.put(worker)
+        self.fair.add(worker)
         self._ready.set()
 
     def _note_isolation(self, cut_off: str) -> None:
@@ -289,41 +321,58 @@ class QueryPool:
         for _ in range(self._size):
             self._spawn_later()
 
-    def run(self, job: QueryJob) -> QueryOutcome:
-        """Evaluate ``job`` on a worker (over the view the job names).
+    def run(self, job: QueryJob, client: str = "") -> QueryOutcome:
+        """Evaluate ``job`` for ``client`` on a worker (over the view the job names).
 
         Raises:
-            PoolBusyError: no worker became free within the time limit.
+            OverBudgetError: the client used its share of worker time.
+            PoolBusyError: no worker became free within the time limit, or too many wait.
             QueryTimeoutError: the query overran the limit (its worker was killed).
             WorkerFailedError: the worker died while evaluating.
+            QueryMemoryError: the query needed more memory than a worker may use.
         """
         self._ensure_started()
         if not self._ready.wait(LOAD_TIMEOUT_SECONDS):
             raise PoolBusyError("No query worker could be started")
         try:
-            worker = self._idle.get(timeout=self._timeout)
-        except queue.Empty:
-            raise PoolBusyError("All query workers are busy") from None
+            worker, started = self.fair.take(client, self._timeout + WAIT_GRACE_SECONDS)
+        except OverBudget as exc:
+            raise OverBudgetError(str(exc), exc.retry_after) from exc
+        except Refused as exc:
+            raise PoolBusyError(str(exc), exc.retry_after) from exc
         try:
-            worker.conn.send(("query", tuple(job)))
-            frame = self._wait(worker)
-            if frame == _LOADING:
-                # The time budget starts once the worker has opened the view.
-                if not worker.conn.poll(LOAD_TIMEOUT_SECONDS):
-                    raise EOFError("opening the view timed out")
-                worker.conn.recv_bytes()
-                frame = self._wait(worker)
-            outcome = receive_outcome(worker.conn, frame)
+            outcome = self._exchange(worker, job)
         except (EOFError, OSError) as exc:
-            self._replace(worker)
+            self._lose(worker, client, started)
             if self._memory_mb and worker.process.exitcode in _OUT_OF_MEMORY_EXITS:
                 raise self._memory_error() from exc
             raise WorkerFailedError(f"The query worker stopped: {exc}") from exc
+        except QueryTimeoutError:
+            self._lose(worker, client, started)
+            raise
         if outcome.failure == "memory":
-            self._replace(worker)
+            self._lose(worker, client, started)
             raise self._memory_error()
-        self._idle.put(worker)
+        self.fair.done(client, started)
+        self.fair.put(worker)
         return outcome
+
+    def _exchange(self, worker: _Worker, job: QueryJob) -> QueryOutcome:
+        worker.conn.send(("query", tuple(job)))
+        frame = self._wait(worker)
+        if frame == _LOADING:
+            # The time budget starts once the worker has opened the view.
+            if not worker.conn.poll(LOAD_TIMEOUT_SECONDS):
+                raise EOFError("opening the view timed out")
+            worker.conn.recv_bytes()
+            frame = self._wait(worker)
+        return receive_outcome(worker.conn, frame)
+
+    def _lose(self, worker: _Worker, client: str, started: float) -> None:
+        """Replace a worker that was killed or failed while it served ``client``."""
+        self.fair.done(client, started)
+        self.fair.remove()
+        self._replace(worker)
 
     def _replace(self, worker: _Worker) -> None:
         self._discard(worker)
@@ -336,7 +385,6 @@ class QueryPool:
 
     def _wait(self, worker: _Worker) -> bytes:
         if not worker.conn.poll(self._timeout):
-            self._replace(worker)
             raise QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
         return worker.conn.recv_bytes()
 

@@ -34,6 +34,8 @@ LIMITS = (
     "server.sparql_requests_per_minute",
     "server.queries_per_client",
     "server.query_workers",
+    "server.sparql_client_budget_seconds",
+    "server.sparql_queue",
     "server.query_timeout_seconds",
     "server.query_memory_mb",
     "server.max_result_rows",
@@ -60,7 +62,7 @@ def test_every_limit_is_in_the_limits_table_of_the_server_docs() -> None:
     table = docs[docs.index("## Limits") : docs.index("## Safety notes")]
     assert set(LIMITS) <= set(config_fields()), set(LIMITS) - set(config_fields())
     missing = [k for k in LIMITS if f"`{k}`" not in table]
-    assert len(LIMITS) == 26 and not missing, missing
+    assert len(LIMITS) == 28 and not missing, missing
 
 
 @pytest.mark.parametrize(

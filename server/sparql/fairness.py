@@ -1,0 +1,236 @@
+"""Who gets the next free query worker: a fair share of worker time per client.
+
+The query workers are the scarce resource of the public endpoint (a query may hold one for the
+whole time limit). ``FairQueue`` hands out idle workers and remembers, per client, the worker
+time it used (seconds a worker was held for it), decaying with a half-life of
+``HALF_LIFE_SECONDS``; a client's *usage* is that decayed sum plus the time its running queries
+have run so far. Then:
+
+- **a budget**: a client whose usage reached ``budget`` worker-seconds is refused at once
+  (``OverBudget``, answered 429 with ``Retry-After`` = the seconds until its usage decays
+  below the budget);
+- **light clients first**: a free worker goes to the waiting request whose client has the least
+  usage (oldest first among equals), and a *heavy* client (usage at least ``heavy`` seconds:
+  the pool says half its time limit) never takes the last idle worker of a pool of two or more
+  (a worker being replaced still counts), so one worker is left for everybody else while heavy
+  clients queue;
+- **a bounded queue**: at most ``waiting`` requests wait for a worker (each holds a request
+  thread). A request that finds the queue full takes the place of the waiting request of the
+  heaviest client if that client is heavy and its own is lighter (that one is refused);
+  otherwise it is refused (``QueueFull``, 503 with ``Retry-After``). A request that waits
+  longer than its timeout is refused (``Busy``, 503).
+
+Steady state: a client that keeps a worker busy ``r`` of the time settles at a usage of about
+``r * HALF_LIFE_SECONDS / ln 2`` (about 87 ``r``), so the default budget of 30 worker-seconds
+lets one client use about a third of one worker on its own over minutes, bursts more.
+State is bounded: ``MAX_CLIENTS`` clients are remembered (the least recently seen is forgotten).
+No Flask and no processes here: ``server.sparql.workers`` owns the workers.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+W = TypeVar("W")
+
+HALF_LIFE_SECONDS = 60.0
+MAX_CLIENTS = 10_000
+
+
+class Refused(Exception):
+    """A request that gets no worker; ``retry_after`` is a whole number of seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class OverBudget(Refused):
+    """The client used its budget of worker time (429)."""
+
+
+class QueueFull(Refused):
+    """Too many requests wait for a worker already (503)."""
+
+
+class Busy(Refused):
+    """No worker became free for this request in time (503)."""
+
+
+@dataclass(eq=False)
+class _Waiter(Generic[W]):
+    client: str
+    arrived: float
+    done: threading.Event = field(default_factory=threading.Event)
+    worker: W | None = None
+    started: float = 0.0
+    displaced: bool = False
+
+
+class FairQueue(Generic[W]):
+    """Idle workers, handed to waiting requests by least recent worker time of their clients.
+
+    Args:
+        budget: worker-seconds a client may have used (decayed) before it is refused (0: none).
+        heavy: usage from which a client is heavy (never takes the last idle worker).
+        waiting: requests that may wait for a worker at once.
+        slots: workers the pool is meant to have (the last-worker rule counts these, so a
+            worker being replaced is still counted).
+        clock: monotonic seconds (tests pass their own).
+    """
+
+    def __init__(
+        self,
+        budget: float,
+        heavy: float,
+        waiting: int,
+        slots: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.budget = budget
+        self.heavy = heavy
+        self.waiting = waiting
+        self.slots = slots
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._idle: list[W] = []
+        self._workers = 0
+        self._queue: list[_Waiter[W]] = []
+        self._used: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._running: dict[str, list[float]] = {}
+
+    # ------------------------------------------------------------------ usage
+    def _decayed(self, client: str, now: float) -> float:
+        value, at = self._used.get(client, (0.0, now))
+        return float(value * 0.5 ** ((now - at) / HALF_LIFE_SECONDS))
+
+    def _usage(self, client: str, now: float) -> float:
+        running = sum(now - start for start in self._running.get(client, ()))
+        return self._decayed(client, now) + running
+
+    def usage(self, client: str) -> float:
+        """Return the worker-seconds ``client`` used recently (decayed, running included)."""
+        with self._lock:
+            return self._usage(client, self._clock())
+
+    def _charge(self, client: str, seconds: float, now: float) -> None:
+        self._used[client] = (self._decayed(client, now) + seconds, now)
+        self._used.move_to_end(client)
+        while len(self._used) > MAX_CLIENTS:
+            self._used.popitem(last=False)
+
+    # ------------------------------------------------------------------ workers
+    def add(self, worker: W) -> None:
+        """Register a new worker (idle)."""
+        with self._lock:
+            self._workers += 1
+            self._idle.append(worker)
+            self._grant(self._clock())
+
+    def remove(self) -> None:
+        """Forget one worker that was taken and will not come back (killed, failed)."""
+        with self._lock:
+            self._workers -= 1
+
+    def put(self, worker: W) -> None:
+        """Return a taken worker: it is idle again (or goes to the next waiting request)."""
+        with self._lock:
+            self._idle.append(worker)
+            self._grant(self._clock())
+
+    def _may_take(self, client: str, now: float) -> bool:
+        if not self._idle:
+            return False
+        light = self._usage(client, now) < self.heavy
+        return light or len(self._idle) > 1 or max(self._workers, self.slots) < 2
+
+    def _start(self, client: str, now: float) -> W:
+        self._running.setdefault(client, []).append(now)
+        return self._idle.pop()
+
+    def _grant(self, now: float) -> None:
+        """Hand idle workers to waiting requests, lightest client first (under the lock)."""
+        while self._idle and self._queue:
+            order = sorted(self._queue, key=lambda w: (self._usage(w.client, now), w.arrived))
+            chosen = next((w for w in order if self._may_take(w.client, now)), None)
+            if chosen is None:
+                return
+            self._queue.remove(chosen)
+            chosen.worker, chosen.started = self._start(chosen.client, now), now
+            chosen.done.set()
+
+    # ------------------------------------------------------------------ requests
+    def take(self, client: str, timeout: float) -> tuple[W, float]:
+        """Return an idle worker for ``client`` and the time it was taken, waiting if needed.
+
+        Raises:
+            OverBudget: the client used its budget of worker time.
+            QueueFull: too many requests wait already, none of a heavier client.
+            Busy: no worker came within ``timeout`` seconds.
+        """
+        with self._lock:
+            now = self._clock()
+            used = self._usage(client, now)
+            if self.budget and used >= self.budget:
+                wait = HALF_LIFE_SECONDS * math.log2(used / self.budget) + 1
+                raise OverBudget(
+                    f"This client used {used:.0f} s of query worker time recently, its share is "
+                    f"{self.budget:g} s",
+                    max(1, math.ceil(wait)),
+                )
+            if not self._queue and self._may_take(client, now):
+                return self._start(client, now), now
+            waiter: _Waiter[W] = _Waiter(client, now)
+            self._enqueue(waiter, used, now)
+            # Heavy clients may be waiting for the last idle worker, which this one may take.
+            self._grant(now)
+        waiter.done.wait(timeout)
+        with self._lock:
+            if waiter.worker is not None:
+                return waiter.worker, waiter.started
+            if waiter in self._queue:
+                self._queue.remove(waiter)
+        if waiter.displaced:
+            raise QueueFull("Lighter clients took this request's place in the queue", 2)
+        raise Busy("All query workers are busy", 2)
+
+    def _enqueue(self, waiter: _Waiter[W], used: float, now: float) -> None:
+        if len(self._queue) >= self.waiting:
+            heaviest = max(self._queue, key=lambda w: (self._usage(w.client, now), w.arrived))
+            worst = self._usage(heaviest.client, now)
+            if not self.waiting or worst < self.heavy or worst <= used:
+                raise QueueFull("Too many queries are waiting for a worker", 2)
+            self._queue.remove(heaviest)
+            heaviest.displaced = True
+            heaviest.done.set()
+        self._queue.append(waiter)
+
+    def done(self, client: str, started: float) -> None:
+        """Record that ``client``'s query that took a worker at ``started`` is over."""
+        with self._lock:
+            now = self._clock()
+            starts = self._running.get(client, [])
+            if started in starts:
+                starts.remove(started)
+            if not starts:
+                self._running.pop(client, None)
+            self._charge(client, now - started, now)
+            self._grant(now)
+
+    @property
+    def idle(self) -> int:
+        """Return how many workers are idle now."""
+        with self._lock:
+            return len(self._idle)
+
+    @property
+    def queued(self) -> int:
+        """Return how many requests wait for a worker now."""
+        with self._lock:
+            return len(self._queue)
