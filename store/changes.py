@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
 
-from store.errors import StoreError
+from store.errors import StoreError, write_error
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ class ChangeJournal:
                 with self.path.open("a", encoding="utf-8") as fh:
                     fh.write(line)
             except OSError as exc:
-                raise StoreError(f"Cannot record the write in the change journal: {exc}") from exc
+                raise write_error("Cannot record the write in the change journal", exc) from exc
             self._last, self._count = number, self._count + 1
             if self._count > self._keep:
                 self._trim()

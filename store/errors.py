@@ -2,6 +2,7 @@
 
 StoreError
 ├── StoreLockedError        another process holds the store directory open for writing
+├── StoreFullError          a write failed because the disk is full (nothing was written)
 ├── QuerySyntaxError        SPARQL that does not parse (message and position)
 ├── UnsupportedFormatError  a media type or file extension we cannot read or write
 ├── RdfSyntaxError          RDF input that does not parse (file, line, column)
@@ -11,6 +12,8 @@ StoreError
 
 from __future__ import annotations
 
+import errno
+
 
 class StoreError(Exception):
     """Root of every store error."""
@@ -18,6 +21,23 @@ class StoreError(Exception):
 
 class StoreLockedError(StoreError):
     """The store directory is already open read-write in another process."""
+
+
+class StoreFullError(StoreError):
+    """A write failed because the disk holding the store is full; nothing was written."""
+
+
+def write_error(message: str, exc: Exception) -> StoreError:
+    """Return the error of a failed write: ``StoreFullError`` when the disk is full.
+
+    RocksDB reports a full disk as an ``OSError`` without an errno, in its message.
+
+    >>> type(write_error("x", OSError("IO error: No space left on device: ..."))).__name__
+    'StoreFullError'
+    """
+    code = exc.errno if isinstance(exc, OSError) else None
+    full = code == errno.ENOSPC or "No space left on device" in str(exc)
+    return (StoreFullError if full else StoreError)(f"{message}: {exc}")
 
 
 class QuerySyntaxError(StoreError):

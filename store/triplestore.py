@@ -39,7 +39,13 @@ from pyoxigraph import (
 )
 
 from store.changes import Change, ChangeJournal, ChangeLog
-from store.errors import QuerySyntaxError, RdfSyntaxError, StoreError, StoreLockedError
+from store.errors import (
+    QuerySyntaxError,
+    RdfSyntaxError,
+    StoreError,
+    StoreLockedError,
+    write_error,
+)
 from store.formats import write_quads
 from store.permissions import private_directory
 
@@ -303,7 +309,7 @@ class TripleStore:
         try:
             self.raw.extend(batch)
         except OSError as exc:
-            raise StoreError(f"Writing to the store failed, nothing was written: {exc}") from exc
+            raise write_error("Writing to the store failed, nothing was written", exc) from exc
         self._record(Change(added=tuple(batch), journal=entry))
 
     def apply(self, remove: Iterable[Quad] = (), add: Iterable[Quad] = ()) -> None:
@@ -356,7 +362,7 @@ class TripleStore:
             line, column = _position(str(exc))
             raise QuerySyntaxError(f"Malformed SPARQL update: {exc}", line, column) from exc
         except OSError as exc:
-            raise StoreError(f"Update failed, nothing was written: {exc}") from exc
+            raise write_error("Update failed, nothing was written", exc) from exc
 
     def drop_graphs(self, graphs: Iterable[NamedNode]) -> None:
         """Remove whole named graphs in one transaction."""
@@ -387,7 +393,7 @@ class TripleStore:
             line, column = _position(str(exc))
             raise RdfSyntaxError(f"Malformed RDF: {exc}", line, column) from exc
         except (OSError, ValueError) as exc:
-            raise StoreError(f"Loading RDF failed, nothing was written: {exc}") from exc
+            raise write_error("Loading RDF failed, nothing was written", exc) from exc
         if graph is not None:
             self._record(Change(graphs=(graph,), journal=entry))
         else:
@@ -422,7 +428,7 @@ class TripleStore:
             line, column = _position(str(exc))
             raise RdfSyntaxError(f"Malformed RDF: {exc}", line, column) from exc
         except (OSError, ValueError) as exc:
-            raise StoreError(f"Bulk loading failed: {exc}") from exc
+            raise write_error("Bulk loading failed", exc) from exc
         finally:
             self._record(Change(graphs=(graph,), journal=entry))
 
@@ -448,7 +454,7 @@ class TripleStore:
         try:
             self.raw.bulk_extend(_noting(quads))
         except OSError as exc:
-            raise StoreError(f"Bulk writing failed: {exc}") from exc
+            raise write_error("Bulk writing failed", exc) from exc
         finally:
             self._record(Change(graphs=tuple(sorted(touched, key=str)), journal=entry))
 

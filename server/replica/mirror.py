@@ -206,7 +206,7 @@ class PublicMirror:
         self._write_state(applying=False)
         log.info("public mirror built: %s quads in %d graphs", count, len(public))
 
-    def _copy_files(self, main: TripleStore, fresh: Path, public: frozenset[str]) -> int | None:
+    def _copy_files(self, main: TripleStore, fresh: Path, public: frozenset[str]) -> int:
         """Copy a checkpoint of ``main`` into ``fresh`` and drop what is not public."""
         assert main.path is not None
         # Beside the store: hard links cannot cross file systems (the views may live elsewhere).
@@ -227,9 +227,9 @@ class PublicMirror:
             store.drop_graphs(hidden)
             if dropped > _COMPACT_AFTER_DROPPING:
                 store.raw.optimize()
+            return len(store)  # counted by the engine: about a second at 11 M quads
         finally:
             store.close()
-        return None  # counted in idle time (PublicMirror.count)
 
     def _copy_quads(self, fresh: Path, public: frozenset[str]) -> int:
         store = TripleStore.open(fresh, journaled=False)

@@ -32,6 +32,7 @@ from store.errors import (
     QuerySyntaxError,
     RdfSyntaxError,
     StoreError,
+    StoreFullError,
     StoreLockedError,
     UnsupportedFormatError,
 )
@@ -180,6 +181,13 @@ def problem_from_error(exc: Exception) -> Problem | None:
         return Problem(415, str(exc))
     if isinstance(exc, StoreLockedError):
         return Problem(409, str(exc))
+    if isinstance(exc, StoreFullError):
+        return Problem(
+            507,
+            "The server's disk is full: nothing was written. Try again later.",
+            title="Insufficient storage",
+            headers={"Retry-After": "60"},
+        )
     if isinstance(exc, StoreError):
         return Problem(500, "The store could not answer this request.")
     return None
@@ -222,7 +230,9 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception) -> Response:
         mapped = problem_from_error(exc)
-        if mapped is not None and mapped.status < 500:
+        if mapped is not None and (mapped.status < 500 or isinstance(exc, StoreFullError)):
+            if mapped.status >= 500:
+                log.error("a write failed: %s [request %s]", exc, request_id())
             return render_problem(mapped)
         # Last-resort handler (STYLE section 4): log everything, reveal nothing.
         log.exception(

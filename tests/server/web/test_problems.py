@@ -7,7 +7,12 @@ from typing import Any
 import pytest
 
 from server.web.problems import Problem, problem_from_error
-from store.errors import QuerySyntaxError, StoreLockedError, UnsupportedFormatError
+from store.errors import (
+    QuerySyntaxError,
+    StoreLockedError,
+    UnsupportedFormatError,
+    write_error,
+)
 
 QAB = "https://w3id.org/qabench/vocab#"
 
@@ -104,6 +109,7 @@ def test_browsers_get_the_error_page(client: Any) -> None:
         (QuerySyntaxError("bad", 1, 2), 400),
         (UnsupportedFormatError("x"), 415),
         (StoreLockedError("locked"), 409),
+        (write_error("Writing failed", OSError("IO error: No space left on device: x")), 507),
         (ValueError("other"), None),
     ],
 )
