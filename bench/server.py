@@ -180,7 +180,11 @@ def check_answers(ours: str, theirs: str, sizes: bench_data.Sizes) -> None:
 
 
 def measure(
-    urls: dict[str, str], classes: list[QueryClass], sizes: bench_data.Sizes, seconds: float
+    urls: dict[str, str],
+    classes: list[QueryClass],
+    sizes: bench_data.Sizes,
+    seconds: float,
+    levels: list[int],
 ) -> list[dict[str, object]]:
     """Run every class at c = 1, 4, 16 in A/B/A/B rounds; print and return the rows."""
     rows: list[dict[str, object]] = []
@@ -190,7 +194,7 @@ def measure(
     )
     print(header)
     for qc in classes:
-        for c in (1, 4, 16):
+        for c in levels:
             runs: dict[str, list[dict[str, float]]] = {"oxigraph": [], "qabench": []}
             for name in ("oxigraph", "qabench", "oxigraph", "qabench"):
                 runs[name].append(wrk(urls[name], qc, sizes, seconds, c))
@@ -255,8 +259,9 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=6, help="tasks per experiment")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per round")
     parser.add_argument("--threads", type=int, default=8, help="qabench's server.threads")
-    parser.add_argument("--workers", type=int, default=2, help="server.query_workers")
+    parser.add_argument("--workers", type=int, default=0, help="query workers (0: per core)")
     parser.add_argument("--classes", nargs="*", default=[qc.key for qc in CLASSES])
+    parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 4, 16])
     parser.add_argument("--no-profile", dest="profile", action="store_false")
     parser.add_argument("--no-fairness", dest="fairness", action="store_false")
     parser.add_argument("--fairness-only", action="store_true")
@@ -287,14 +292,14 @@ def _throughput(work: Path, sizes: bench_data.Sizes, args: argparse.Namespace) -
         "sparql_requests_per_minute": 0,
         "queries_per_client": 64,
         "sparql_client_budget_seconds": 0,
-        "sparql_queue": 64,
+        "sparql_queue": 16,
     }
     with bench_data.qabench(work, settings) as ours, bench_data.oxigraph(work) as theirs:
         urls = {"qabench": f"{ours.url}/sparql", "oxigraph": f"{theirs}/query"}
         check_answers(urls["qabench"], urls["oxigraph"], sizes)
         print(f"\nwrk, 1 thread; {args.duration:g} s per round, A/B/A/B; mean of two rounds")
         chosen = [qc for qc in CLASSES if qc.key in args.classes]
-        rows = measure(urls, chosen, sizes, args.duration)
+        rows = measure(urls, chosen, sizes, args.duration, args.concurrency)
         print("\ntargets (issue 21):")
         ok = targets(rows)
         if args.profile:

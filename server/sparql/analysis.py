@@ -104,15 +104,26 @@ def nesting_depth(query: str) -> int:
     >>> nesting_depth(r"ASK { ?s ex:a\# ?o {{}} }")
     3
     """
-    deepest = 0
-    for text in {query, decode_codepoints(query)}:
-        depth = 0
-        for token in tokens(text):
-            if token.text in _OPENING and token.kind in ("open", "other"):
-                depth += 1
-                deepest = max(deepest, depth)
-            elif token.text in _CLOSING and token.kind in ("close", "other"):
-                depth = max(0, depth - 1)
+    return _depth(query, tokens(query))
+
+
+def _depth(query: str, toks: list[Token]) -> int:
+    """Return the nesting depth of ``query`` whose tokens are ``toks`` (both readings)."""
+    deepest = _token_depth(toks)
+    decoded = decode_codepoints(query) if "\\u" in query or "\\U" in query else query
+    if decoded != query:
+        deepest = max(deepest, _token_depth(tokens(decoded)))
+    return deepest
+
+
+def _token_depth(toks: list[Token]) -> int:
+    depth = deepest = 0
+    for token in toks:
+        if token.text in _OPENING and token.kind in ("open", "other"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.text in _CLOSING and token.kind in ("close", "other"):
+            depth = max(0, depth - 1)
     return deepest
 
 
@@ -243,6 +254,8 @@ class QueryFacts:
     form: str | None
     uses_service: bool
     dataset: QueryDataset
+    # Deepest nesting of brackets (see ``nesting_depth``).
+    depth: int = 0
 
 
 def analyse(query: str, base: str | None = None) -> QueryFacts:
@@ -251,10 +264,11 @@ def analyse(query: str, base: str | None = None) -> QueryFacts:
     >>> analyse("ASK FROM <http://g> { SERVICE <http://x> {} }").uses_service
     True
     """
-    words = _words(tokens(query))
+    toks = tokens(query)
+    words = _words(toks)
     service = "SERVICE" in words
     if not service and ("\\u" in query or "\\U" in query):
         service = uses_service(query)
     form = next((w for w in words if w in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")), None)
     dataset = query_dataset(query, base) if "FROM" in words else QueryDataset()
-    return QueryFacts(form, service, dataset)
+    return QueryFacts(form, service, dataset, _depth(query, toks))

@@ -174,8 +174,10 @@ def _check(query: str, base_iri: str) -> analysis.QueryFacts:
             f"The query is {len(query)} characters long; this endpoint accepts at most {limit}.",
             extensions={"limit": limit},
         )
-    # Deep nesting crashes parsers (recursion); refuse it before anything parses the query.
-    depth, deepest = analysis.nesting_depth(query), settings.max_query_nesting
+    # Deep nesting crashes parsers (recursion); refuse it before any parser reads the query
+    # (the tokens of analyse come from a regular expression, not a recursive parser).
+    facts = analysis.analyse(query, base_iri)
+    depth, deepest = facts.depth, settings.max_query_nesting
     if depth > deepest:
         raise Problem(
             400,
@@ -185,7 +187,6 @@ def _check(query: str, base_iri: str) -> analysis.QueryFacts:
             "Query too complex",
             {"depth": depth, "limit": deepest},
         )
-    facts = analysis.analyse(query, base_iri)
     if facts.uses_service:
         raise Problem(
             400,
@@ -222,13 +223,41 @@ def _dataset(
     return None, None, bool(opened)
 
 
+# Choices of result form kept per (query kind, Accept, format parameters): clients repeat them.
+CACHED_CHOICES = 256
+_CHOICES: OrderedDict[tuple[object, ...], Choice] = OrderedDict()
+_CHOICES_LOCK = threading.Lock()
+
+
 def _negotiate(offered: Sequence[Representation], other: Sequence[Representation]) -> Choice:
     """Negotiate the result form; a client that only names forms of the other query kind gets
     this kind's default (RFC 9110 lets a server disregard Accept rather than answer 406).
 
     rdflib's SPARQLStore, for one, sends the same Accept (say, SPARQL JSON results) for every
-    query; a CONSTRUCT then gets Turtle, which it reads.
+    query; a CONSTRUCT then gets Turtle, which it reads. The choice depends on the offered
+    forms, ``Accept`` and the ``format`` parameters only, so it is kept for the next request
+    that sends the same (a refusal is not kept).
     """
+    form = request.form.getlist("format") if request.mimetype == _FORM else ()
+    key = (
+        tuple(offered),
+        request.headers.get("Accept"),
+        *request.args.getlist("format"),
+        "|",
+        *form,
+    )
+    with _CHOICES_LOCK:
+        found = _CHOICES.get(key)
+    if found is None:
+        found = _choose(offered, other)
+        with _CHOICES_LOCK:
+            _CHOICES[key] = found
+            while len(_CHOICES) > CACHED_CHOICES:
+                _CHOICES.popitem(last=False)
+    return found
+
+
+def _choose(offered: Sequence[Representation], other: Sequence[Representation]) -> Choice:
     try:
         return negotiate(offered)
     except Problem as problem:

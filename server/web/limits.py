@@ -12,6 +12,7 @@ here reads the store.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import threading
@@ -32,6 +33,7 @@ MAX_CLIENTS = 10_000
 _EXTENSION = "limits"
 
 
+@functools.lru_cache(maxsize=4096)
 def client_key(address: str | None) -> str:
     """Return the client a request address counts as (IPv6: its /64 network).
 

@@ -160,13 +160,14 @@ def test_runaway_clients_leave_others_answered(make_live_server: Any) -> None:
         for n in range(6)
     ]
     threads.append(
-        threading.Thread(target=hammer, args=("10.0.0.9", "ASK { ?s ?p ?o }", others, 0.05))
+        threading.Thread(target=hammer, args=("10.0.0.9", "ASK { ?s ?p ?o }", others, 0.1))
     )
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(60)
-    # The other client was answered, and quickly: a worker was left for it.
+    # The other client (within the default rate of 240 a minute) was answered, and quickly:
+    # a worker was left for it.
     answered = others[200] / sum(others.values())
     assert sum(others.values()) >= 30, others
     assert answered >= 0.9, (others, runaway)
