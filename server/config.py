@@ -81,7 +81,7 @@ class ServerConfig:
     # of 60 s; 0: no budget); beyond it, 429. Clients with less usage get free workers first.
     sparql_client_budget_seconds: float = 30.0
     # Queries that may wait for a worker at once, each holding a request thread (0: half the
-    # threads minus the workers, at least two); beyond it, 503.
+    # threads, at least two); beyond it, 503.
     sparql_queue: int = 0
     # Per-client rates (0: no limit). Holders of the submit or admin token are exempt.
     sparql_requests_per_minute: int = 240
@@ -99,9 +99,9 @@ class ServerConfig:
         """Return how many queries may wait for a worker (``sparql_queue`` or its default).
 
         >>> ServerConfig(threads=8, query_workers=2).waiting_queries
-        2
+        4
         """
-        return self.sparql_queue or max(2, self.threads // 2 - self.workers)
+        return self.sparql_queue or max(2, self.threads // 2)
 
 
 @dataclass(frozen=True, slots=True)

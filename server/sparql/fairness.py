@@ -11,9 +11,10 @@ have run so far. Then:
   below the budget);
 - **light clients first**: a free worker goes to the waiting request whose client has the least
   usage (oldest first among equals), and a *heavy* client (usage at least ``heavy`` seconds:
-  the pool says half its time limit) never takes the last idle worker of a pool of two or more
-  (a worker being replaced still counts), so one worker is left for everybody else while heavy
-  clients queue;
+  the pool says half its time limit) does not take the last idle worker of a pool of two or
+  more (a worker being replaced still counts) while other clients are about (running, waiting,
+  or done within ``QUIET_SECONDS``), so one worker is left for everybody else while heavy
+  clients queue, and a heavy client alone may use every worker;
 - **a bounded queue**: at most ``waiting`` requests wait for a worker (each holds a request
   thread). A request that finds the queue full takes the place of the waiting request of the
   heaviest client if that client is heavy and its own is lighter (that one is refused);
@@ -41,6 +42,8 @@ W = TypeVar("W")
 
 HALF_LIFE_SECONDS = 60.0
 MAX_CLIENTS = 10_000
+# A heavy client may take the last idle worker when nobody else used one for this long.
+QUIET_SECONDS = 10.0
 
 
 class Refused(Exception):
@@ -147,8 +150,20 @@ class FairQueue(Generic[W]):
     def _may_take(self, client: str, now: float) -> bool:
         if not self._idle:
             return False
-        light = self._usage(client, now) < self.heavy
-        return light or len(self._idle) > 1 or max(self._workers, self.slots) < 2
+        if len(self._idle) > 1 or max(self._workers, self.slots) < 2:
+            return True
+        return self._usage(client, now) < self.heavy or not self._others_active(client, now)
+
+    def _others_active(self, client: str, now: float) -> bool:
+        """Return whether a client other than ``client`` runs, waits or ran a query lately."""
+        if any(other != client for other in self._running):
+            return True
+        if any(waiter.client != client for waiter in self._queue):
+            return True
+        for other in reversed(self._used):  # most recently charged first
+            if other != client:
+                return now - self._used[other][1] < QUIET_SECONDS
+        return False
 
     def _start(self, client: str, now: float) -> W:
         self._running.setdefault(client, []).append(now)

@@ -66,16 +66,32 @@ def test_a_client_over_its_budget_is_refused_until_its_usage_decays() -> None:
     assert fair.usage("a") < 10 and fair.take("a", 1)  # ...and then it is allowed
 
 
-def test_a_heavy_client_never_takes_the_last_idle_worker() -> None:
+def test_a_heavy_client_leaves_the_last_idle_worker_to_others() -> None:
     fair, clock = queue_of(2, heavy=5)
     worker, started = fair.take("heavy", 1)
     clock.now += 6
     fair.done("heavy", started)
     fair.put(worker)
-    held, _ = fair.take("heavy", 1)  # two idle: it may take one
+    # Alone on the server, a heavy client may use every worker.
+    first, one = fair.take("heavy", 1)
+    second, two = fair.take("heavy", 1)
+    for worker, started in ((first, one), (second, two)):
+        fair.done("heavy", started)
+        fair.put(worker)
+    # Once somebody else is about, it leaves them the last one.
+    light, started = fair.take("light", 1)
+    fair.done("light", started)
+    fair.put(light)
+    held, started = fair.take("heavy", 1)  # two idle: it may take one
     with pytest.raises(Busy):
         fair.take("heavy", 0.05)  # not the last one
     assert fair.take("light", 0.05)[0] not in (None, held)
+    fair.done("heavy", started)
+    fair.put(held)
+    clock.now += 11  # nobody else for a while (the light query ended): the idle one is its
+    fair.done("light", clock.now - 11)
+    clock.now += 11
+    assert fair.take("heavy", 0.05)
 
 
 def test_the_lightest_waiting_client_gets_the_next_worker() -> None:
