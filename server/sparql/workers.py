@@ -29,12 +29,14 @@ import contextlib
 import json
 import logging
 import multiprocessing
+import pickle
+import select
 import signal
 import struct
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -131,7 +133,8 @@ def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
     conn.send_bytes(cut_off.encode())
     while True:
         try:
-            message = conn.recv()
+            # Only the serving process writes to this pipe (the worker trusts its parent).
+            message = pickle.loads(conn.recv_bytes())  # noqa: S301
         except EOFError:
             return
         if message[0] == "stop":
@@ -196,6 +199,15 @@ def receive_outcome(conn: Connection, frame: bytes) -> QueryOutcome:
 class _Worker:
     process: BaseProcess
     conn: Connection
+    # One poll object per worker (Connection.poll builds a selector on every call).
+    poller: select.poll = field(default_factory=select.poll)
+
+    def __post_init__(self) -> None:
+        self.poller.register(self.conn.fileno(), select.POLLIN)
+
+    def readable(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for something to read from the worker."""
+        return bool(self.poller.poll(max(0, int(timeout * 1000))))
 
 
 class QueryPool:
@@ -358,11 +370,11 @@ class QueryPool:
         return outcome
 
     def _exchange(self, worker: _Worker, job: QueryJob) -> QueryOutcome:
-        worker.conn.send(("query", tuple(job)))
+        worker.conn.send_bytes(pickle.dumps(("query", tuple(job)), pickle.HIGHEST_PROTOCOL))
         frame = self._wait(worker)
         if frame == _LOADING:
             # The time budget starts once the worker has opened the view.
-            if not worker.conn.poll(LOAD_TIMEOUT_SECONDS):
+            if not worker.readable(LOAD_TIMEOUT_SECONDS):
                 raise EOFError("opening the view timed out")
             worker.conn.recv_bytes()
             frame = self._wait(worker)
@@ -384,7 +396,7 @@ class QueryPool:
         )
 
     def _wait(self, worker: _Worker) -> bytes:
-        if not worker.conn.poll(self._timeout):
+        if not worker.readable(self._timeout):
             raise QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
         return worker.conn.recv_bytes()
 
@@ -396,7 +408,7 @@ class QueryPool:
             self._all.clear()
         for worker in workers:
             with contextlib.suppress(OSError):
-                worker.conn.send(("stop",))
+                worker.conn.send_bytes(pickle.dumps(("stop",)))
             worker.process.join(1)
             if worker.process.is_alive():
                 worker.process.kill()
