@@ -227,7 +227,8 @@ def _void_quads(svc: Services, at: _Places) -> list[Quad]:
 def _catalog_quads(at: _Places) -> list[Quad]:
     """The DCAT catalog with its publisher, licence and SPARQL service (DCAT-AP's musts)."""
     home, service = at.home, at.service
-    publisher = iris.page_iri(at.base, "publisher")
+    # the operator, described here: a hash IRI on the home page (it dereferences to the catalog)
+    publisher = NamedNode(at.home.value + "#publisher")
     return [
         _quad(home, RDF.type, DCAT.Catalog),
         _quad(home, DCTERMS.title, Literal("qabench", language="en")),
