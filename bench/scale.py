@@ -139,6 +139,8 @@ def build_experiments(data: Path, config: Path, count: int) -> int:
     raw.flush()
     del raw
     out.unlink()
+    # The bulk load bypassed the server's change journal: its saved experiment index is stale.
+    (data / "experiment-index.pickle").unlink(missing_ok=True)
     return len(template)
 
 
@@ -407,6 +409,7 @@ def run_size(triples: int, args: argparse.Namespace) -> None:
                     "/datasets",
                     "/experiments",
                     "/experiments?page=50",
+                    "/experiments?sort=score&page=20",
                     "/systems",
                     f"/experiment/{eid}",
                     f"/task/{eid}/1",
