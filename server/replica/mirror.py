@@ -31,14 +31,14 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyoxigraph import NamedNode, Quad, QuerySolutions, RdfFormat
 
 from store.changes import Change, ChangeJournal
-from store.errors import StoreError
+from store.errors import StoreError, write_error
 from store.permissions import private_directory
 from store.protocol import RdfStore
 from store.triplestore import TripleStore
@@ -283,26 +283,33 @@ class PublicMirror:
         return frozenset(touched)
 
     def _replay(self, added: list[Quad], removed: list[Quad]) -> None:
-        """Replay one change as the main store applied it: remove, then add.
+        """Replay one change as the main store applied it: remove, then add every added quad.
 
-        A quad both removed and added by one change is present afterwards, so it must not be
-        removed here (deciding what to add before what to remove lost such quads).
+        A quad both removed and added by one change is present afterwards, so the removals go
+        first and the additions after them, all of them: the store keeps typed literals in a
+        canonical form ("...+00:00" and "...Z" are one xsd:dateTime), so comparing quads as
+        Python values here would miss a quad removed in one form and added in another (the
+        tasks' prov:startedAtTime was lost that way).
         """
         assert self.store is not None
         raw = self.store.raw
-        kept = set(added)
-        fresh = [q for q in dict.fromkeys(added) if q not in raw]
-        gone = [q for q in dict.fromkeys(removed) if q not in kept and q in raw]
         # The quads themselves, not SPARQL text: blank nodes keep their identity. Not one
-        # transaction, but replaying is idempotent and a failed batch is applied again.
+        # transaction, but replaying is idempotent and a failed batch is applied again. The
+        # store answers ``in`` on canonical values, so the counts hold for every form.
+        gone = fresh = 0
         try:
-            for quad in gone:
-                raw.remove(quad)
-            raw.extend(fresh)
+            for quad in removed:
+                if quad in raw:
+                    raw.remove(quad)
+                    gone += 1
+            for quad in added:
+                if quad not in raw:
+                    raw.add(quad)
+                    fresh += 1
         except OSError as exc:
-            raise StoreError(f"Replaying a change into the public mirror failed: {exc}") from exc
+            raise write_error("Replaying a change into the public mirror failed", exc) from exc
         if self.quads is not None:
-            self.quads += len(fresh) - len(gone)
+            self.quads += fresh - gone
 
     def _recopy(self, graph: NamedNode, is_public: bool) -> None:
         assert self.store is not None
@@ -371,23 +378,28 @@ class PublicMirror:
                 f"The public mirror holds graphs its readers may not see: {leaked[:3]}"
             )
 
-    def repair(self, graphs: Iterable[str]) -> list[str]:
+    def repair(self, graphs: Iterable[str], quiet: Callable[[], bool]) -> list[str]:
         """Compare the quad counts of ``graphs`` with the main store's; copy differing ones again.
 
-        The caller makes sure no write to the main store is pending (else a count may differ
-        only because the mirror has not seen that write yet).
+        ``quiet`` says whether no write to the main store is pending; it is asked before and
+        after counting, and counts taken while a write came in are not trusted (they may
+        differ only because the mirror has not seen that write yet).
 
         Returns:
             The graphs that differed (and were copied again).
         """
         assert self.store is not None
         store = self.store
+        if not quiet():
+            return []
         differing = [
             name
             for name in sorted(graphs)
             if (graph_size(self._main, NamedNode(name)) if name in self._public else 0)
             != graph_size(store, NamedNode(name))
         ]
+        if differing and not quiet():
+            return []
         for name in differing:
             log.error("the public mirror differed from the store in %s: copied again", name)
             self._recopy(NamedNode(name), name in self._public)

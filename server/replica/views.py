@@ -252,8 +252,8 @@ class ViewPublisher:
         touched = self._mirror.apply(batch.changes, batch.public)
         applied = time.perf_counter()
         self._since_optimize += len(batch.changes)
-        if touched is not None and self._quiet():
-            repaired = self._mirror.repair(touched & batch.public)
+        if touched is not None:
+            repaired = self._mirror.repair(touched & batch.public, self._quiet)
             self.events["repaired"] += len(repaired)
             touched |= frozenset(repaired)
         if (
@@ -363,8 +363,8 @@ class ViewPublisher:
                 chunk = list(itertools.islice(self._verify, VERIFY_SLICE))
                 if not chunk:
                     self._verify, self._verified_at = None, time.monotonic()
-                elif self._quiet():
-                    repaired = mirror.repair(frozenset(chunk))
+                else:
+                    repaired = mirror.repair(frozenset(chunk), self._quiet)
                     self.events["repaired"] += len(repaired)
                     if repaired:
                         self._republish()

@@ -114,6 +114,7 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
         ],
         "/rag/run/<path:rest>": [{"rest": "1"}],
         "/ask/jobs/<job_id>": [{"job_id": "1"}],
+        "/experiments/started/<ticket>": [{"ticket": "1"}],
         "/experiments/<experiment_id>/publish": [{"experiment_id": private}],
         "/experiment-type/<path:rest>": [{"rest": "QA"}, {"rest": "C2KB"}],
         "/profile/<path:rest>": [{"rest": "strict"}],
