@@ -68,9 +68,12 @@ def _pct(values: list[float], q: float) -> float:
 class Server:
     """``qabench serve`` in its own process over ``data`` (demo data when the store is empty)."""
 
-    def __init__(self, data: Path, *, demo: bool = True, extra: str = "") -> None:
+    def __init__(
+        self, data: Path, *, demo: bool = True, extra: str = "", port: int | None = None
+    ) -> None:
         self.data = data
-        self.port = _port()
+        # A store built elsewhere keeps the base IRI (and so the port) it was built with.
+        self.port = port or _port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.config = data.parent / f"{data.name}.toml"
         self.config.write_text(
@@ -452,8 +455,16 @@ def build_scale(directory: Path, triples: int = 1_000_000, experiments: int = 10
     scale.build_experiments(directory / "data", config, experiments)
 
 
+def _built_port(scale_dir: Path) -> int:
+    """Return the port of the base IRI a scale directory was built with (its config.toml)."""
+    import tomllib
+
+    base = tomllib.loads((scale_dir / "config.toml").read_text("utf-8"))["server"]["base_iri"]
+    return int(base.rsplit(":", 1)[1].strip("/"))
+
+
 def restart(scale_dir: Path) -> None:
-    server = Server(scale_dir / "data", demo=False)
+    server = Server(scale_dir / "data", demo=False, port=_built_port(scale_dir))
     first = server.start()
     server.stop()
     kept = server.start()
@@ -471,15 +482,18 @@ def restart(scale_dir: Path) -> None:
         quads = int(body["results"]["bindings"][0]["n"]["value"])
     server.stop()
     print(
-        f"restart at {scale_dir} ({quads} public quads): first start {first[0]:.1f}/"
+        f"restart at {scale_dir} ({quads} public quads): start {first[0]:.1f}/"
         f"{first[1]:.1f} s (pages/SPARQL), restart {kept[0]:.1f}/{kept[1]:.1f} s, "
         f"restart with the mirror rebuilt {rebuilt[0]:.1f}/{rebuilt[1]:.1f} s"
     )
 
 
 # ---------------------------------------------------------------- dump
-def dump(work: Path, data: Path | None = None) -> None:
-    server = Server(data or work / "dump", demo=data is None)
+def dump(work: Path, scale_dir: Path | None = None) -> None:
+    if scale_dir is not None:
+        server = Server(scale_dir / "data", demo=False, port=_built_port(scale_dir))
+    else:
+        server = Server(work / "dump")
     server.start()
     try:
         with httpx.Client(timeout=120) as client:
@@ -545,6 +559,10 @@ def main() -> int:
                 restart(args.scale)
             elif name == "consistency":
                 consistency(work, args.writes)
+            elif name == "dump":
+                dump(work)
+                if args.scale is not None:
+                    dump(work, args.scale)
             else:
                 SECTIONS[name](work)
     finally:
