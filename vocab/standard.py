@@ -94,6 +94,7 @@ DCTERMS = Namespace(
         "accessRights",
         "date",
         "LicenseDocument",
+        "LinguisticSystem",
         "MediaType",
     ],
 )
@@ -111,6 +112,7 @@ PROV = Namespace(
         "wasAttributedTo",
         "wasDerivedFrom",
         "wasRevisionOf",
+        "hadPrimarySource",
         "startedAtTime",
         "endedAtTime",
         "generatedAtTime",

@@ -30,6 +30,7 @@ from evaluators.model import (
 )
 from store import graphs
 from vocab import iris
+from vocab.languages import language_iri
 from vocab.project import QAB
 from vocab.standard import DCAT, DCTERMS, PROV, RDF, RDFS, XSD
 
@@ -42,6 +43,8 @@ ANSWER_TYPE_TERMS: dict[AnswerType, NamedNode] = {
 }
 _ANSWER_TYPES_BY_TERM = {term: at for at, term in ANSWER_TYPE_TERMS.items()}
 _MAX_WARNINGS = 200
+
+Triple = tuple[NamedNode, NamedNode, NamedNode | Literal]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,13 @@ def version_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
 def version_entry_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[Quad]:
     """Return the catalog quads of one dataset version (what makes it visible).
 
+    The dataset and the version are DCAT datasets that pass the DCAT-AP 3 shapes: each has a
+    title and a description, languages are ``dct:LinguisticSystem`` IRIs of the EU authority
+    (``vocab.languages``; the tag as the file writes it is kept with ``qab:inLanguage``), and
+    a downloaded file is the version's ``prov:hadPrimarySource``. Versions written before
+    stated languages as ``dct:language`` literals and a URL as ``dct:source``; readers accept
+    both (``store/queries/dataset_versions.rq``).
+
     Args:
         base: the base IRI.
         dataset: the parsed file.
@@ -129,77 +139,159 @@ def version_entry_quads(base: str, dataset: Dataset, meta: VersionMeta) -> list[
         Quads for the catalog graph and for the version graph.
     """
     catalog = graphs.catalog_graph(base)
-    graph = graphs.dataset_graph(base, meta.name, meta.version)
-    ds = iris.dataset_iri(base, meta.name)
     ver = iris.dataset_version_iri(base, meta.name, meta.version)
-    out: list[Quad] = []
-
-    def cat(s: NamedNode, p: NamedNode, o: NamedNode | Literal) -> None:
-        out.append(Quad(s, p, o, catalog))
-
-    cat(ds, RDF.type, QAB.Dataset)
-    cat(ds, RDF.type, DCAT.Dataset)
-    cat(ds, DCTERMS.identifier, Literal(meta.name))
-    cat(ds, DCTERMS.title, Literal(meta.title))
-    cat(ds, QAB.version, ver)
-    cat(ds, DCAT.hasVersion, ver)
-    cat(ver, RDF.type, QAB.DatasetVersion)
-    cat(ver, RDF.type, DCAT.Dataset)
-    cat(ver, RDF.type, PROV.Entity)
-    cat(ver, DCAT.isVersionOf, ds)
-    cat(ver, DCTERMS.title, Literal(f"{meta.title} (version {meta.version})"))
-    cat(ver, QAB.versionNumber, _int(meta.version))
-    cat(ver, DCAT.version, Literal(str(meta.version)))
-    cat(ver, QAB.sha256, Literal(meta.sha256))
-    cat(ver, DCAT.byteSize, Literal(str(meta.byte_size), datatype=XSD.nonNegativeInteger))
-    cat(ver, QAB.sourceFormat, Literal(dataset.format.value))
-    if meta.source.startswith(("http://", "https://")):
-        cat(ver, DCTERMS.source, _iri_or_literal(meta.source))
-    else:
-        # Public data never names the server's directories: only the file's own name.
-        cat(ver, QAB.sourceFile, Literal(file_name(meta.source)))
-    cat(ver, DCTERMS.license, _iri_or_literal(meta.license) if meta.license else QAB.SourceLicense)
-    cat(ver, QAB.questionCount, _int(len(dataset.questions)))
-    for lang in dataset_languages(dataset):
-        cat(ver, DCTERMS.language, Literal(lang))
-    for label, count in answer_type_distribution(dataset).items():
-        node = iris.sub_iri(ver, "answer-types", label)
-        cat(ver, QAB.answerTypeCount, node)
-        cat(node, RDF.type, QAB.AnswerTypeCount)
-        if label in AnswerType.__members__.values():
-            cat(node, QAB.answerType, ANSWER_TYPE_TERMS[AnswerType(label)])
-        cat(node, RDFS.label, Literal(label))
-        cat(node, QAB.count, _int(count))
-    if meta.knowledge_base:
-        cat(ver, QAB.knowledgeBase, Literal(meta.knowledge_base))
-    if meta.split:
-        cat(ver, QAB.split, Literal(meta.split))
-    if meta.catalog_name:
-        cat(ver, QAB.catalogName, Literal(meta.catalog_name))
-    if dataset.source_id:
-        cat(ver, DCTERMS.identifier, Literal(dataset.source_id))
-    if meta.previous_version is not None:
-        prev = iris.dataset_version_iri(base, meta.name, meta.previous_version)
-        cat(ver, DCAT.previousVersion, prev)
-    cat(ver, PROV.generatedAtTime, Literal(meta.loaded_at.isoformat(), datatype=XSD.dateTime))
-    if meta.derived_from:
-        activity = iris.sub_iri(ver, "refresh")
-        cat(ver, PROV.wasDerivedFrom, NamedNode(meta.derived_from))
-        cat(ver, PROV.wasRevisionOf, NamedNode(meta.derived_from))
-        cat(ver, PROV.wasGeneratedBy, activity)
-        cat(activity, RDF.type, PROV.Activity)
-        cat(activity, RDFS.label, Literal("gold answers re-computed from the gold SPARQL queries"))
-        cat(activity, PROV.used, NamedNode(meta.derived_from))
-        if meta.refreshed_with:
-            cat(activity, PROV.used, _iri_or_literal(meta.refreshed_with))
-            cat(activity, QAB.kbEndpoint, Literal(meta.refreshed_with))
-        cat(activity, PROV.endedAtTime, Literal(meta.loaded_at.isoformat(), datatype=XSD.dateTime))
-    cat(ver, QAB.graph, graph)
+    triples = [
+        *_dataset_triples(base, meta),
+        *_version_triples(base, dataset, meta),
+        *_language_triples(ver, dataset_languages(dataset)),
+        *_answer_type_triples(ver, dataset),
+        *_provenance_triples(base, meta),
+    ]
     for warning in dataset.warnings[:_MAX_WARNINGS]:
         prefix = f"question {warning.question_id}: " if warning.question_id else ""
-        cat(ver, QAB.warning, Literal(prefix + warning.message))
+        triples.append((ver, QAB.warning, Literal(prefix + warning.message)))
+    return [Quad(s, p, o, catalog) for s, p, o in triples]
 
-    return out
+
+def dataset_description(name: str) -> str:
+    """Return the description of a dataset (the same for each of its versions).
+
+    >>> dataset_description("qald-9")
+    'The questions and gold answers of the benchmark qald-9, one version per file loaded.'
+    """
+    return f"The questions and gold answers of the benchmark {name}, one version per file loaded."
+
+
+def version_description(dataset: Dataset, meta: VersionMeta) -> str:
+    """Return the description of a dataset version: what it holds and where it came from.
+
+    >>> from evaluators.model import SourceFormat
+    >>> meta = VersionMeta("d", 2, "Demo", "", 0, "/x/demo.json", datetime(2026, 1, 1))
+    >>> version_description(Dataset(SourceFormat.QALD_JSON, (Question("1"),)), meta)
+    'Version 2 of Demo: 1 question (qald-json, from demo.json).'
+    """
+    count = len(dataset.questions)
+    languages = dataset_languages(dataset)
+    held = f"{count} question{'' if count == 1 else 's'}"
+    if languages:
+        held += " in " + ", ".join(languages)
+    origin = meta.source if _is_url(meta.source) else file_name(meta.source)
+    if meta.derived_from:
+        origin = f"gold answers re-computed from {meta.derived_from}"
+    else:
+        origin = f"from {origin}"
+    kb = f"; knowledge base {meta.knowledge_base}" if meta.knowledge_base else ""
+    return f"Version {meta.version} of {meta.title}: {held} ({dataset.format.value}, {origin}{kb})."
+
+
+def _is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def _en(text: str) -> Literal:
+    return Literal(text, language="en")
+
+
+def _dataset_triples(base: str, meta: VersionMeta) -> list[Triple]:
+    ds = iris.dataset_iri(base, meta.name)
+    ver = iris.dataset_version_iri(base, meta.name, meta.version)
+    return [
+        (ds, RDF.type, QAB.Dataset),
+        (ds, RDF.type, DCAT.Dataset),
+        (ds, DCTERMS.identifier, Literal(meta.name)),
+        (ds, DCTERMS.title, Literal(meta.title)),
+        (ds, DCTERMS.description, _en(dataset_description(meta.name))),
+        (ds, QAB.version, ver),
+        (ds, DCAT.hasVersion, ver),
+    ]
+
+
+def _version_triples(base: str, dataset: Dataset, meta: VersionMeta) -> list[Triple]:
+    ver = iris.dataset_version_iri(base, meta.name, meta.version)
+    t: list[Triple] = [
+        (ver, RDF.type, QAB.DatasetVersion),
+        (ver, RDF.type, DCAT.Dataset),
+        (ver, RDF.type, PROV.Entity),
+        (ver, DCAT.isVersionOf, iris.dataset_iri(base, meta.name)),
+        (ver, DCTERMS.title, Literal(f"{meta.title} (version {meta.version})")),
+        (ver, DCTERMS.description, _en(version_description(dataset, meta))),
+        (ver, QAB.versionNumber, _int(meta.version)),
+        (ver, DCAT.version, Literal(str(meta.version))),
+        (ver, QAB.sha256, Literal(meta.sha256)),
+        (ver, DCAT.byteSize, Literal(str(meta.byte_size), datatype=XSD.nonNegativeInteger)),
+        (ver, QAB.sourceFormat, Literal(dataset.format.value)),
+        (ver, QAB.questionCount, _int(len(dataset.questions))),
+        (ver, QAB.graph, graphs.dataset_graph(base, meta.name, meta.version)),
+    ]
+    if _is_url(meta.source):
+        # DCAT-AP reserves dct:source for a dcat:Dataset; the file is where the data came from.
+        t.append((ver, PROV.hadPrimarySource, _iri_or_literal(meta.source)))
+    else:
+        # Public data never names the server's directories: only the file's own name.
+        t.append((ver, QAB.sourceFile, Literal(file_name(meta.source))))
+    licence = _iri_or_literal(meta.license) if meta.license else QAB.SourceLicense
+    t.append((ver, DCTERMS.license, licence))
+    for prop, value in (
+        (QAB.knowledgeBase, meta.knowledge_base),
+        (QAB.split, meta.split),
+        (QAB.catalogName, meta.catalog_name),
+        (DCTERMS.identifier, dataset.source_id),
+    ):
+        if value:
+            t.append((ver, prop, Literal(value)))
+    if meta.previous_version is not None:
+        prev = iris.dataset_version_iri(base, meta.name, meta.previous_version)
+        t.append((ver, DCAT.previousVersion, prev))
+    return t
+
+
+def _language_triples(ver: NamedNode, languages: Iterable[str]) -> list[Triple]:
+    """Each language as its tag and, when ``vocab.languages`` knows it, the EU IRI."""
+    t: list[Triple] = []
+    for tag in languages:
+        t.append((ver, QAB.inLanguage, Literal(tag)))
+        iri = language_iri(tag)
+        if iri is not None:
+            t += [(ver, DCTERMS.language, iri), (iri, RDF.type, DCTERMS.LinguisticSystem)]
+    return t
+
+
+def _answer_type_triples(ver: NamedNode, dataset: Dataset) -> list[Triple]:
+    t: list[Triple] = []
+    for label, count in answer_type_distribution(dataset).items():
+        node = iris.sub_iri(ver, "answer-types", label)
+        t += [
+            (ver, QAB.answerTypeCount, node),
+            (node, RDF.type, QAB.AnswerTypeCount),
+            (node, RDFS.label, Literal(label)),
+            (node, QAB.count, _int(count)),
+        ]
+        if label in AnswerType.__members__.values():
+            t.append((node, QAB.answerType, ANSWER_TYPE_TERMS[AnswerType(label)]))
+    return t
+
+
+def _provenance_triples(base: str, meta: VersionMeta) -> list[Triple]:
+    ver = iris.dataset_version_iri(base, meta.name, meta.version)
+    loaded = Literal(meta.loaded_at.isoformat(), datatype=XSD.dateTime)
+    t: list[Triple] = [(ver, PROV.generatedAtTime, loaded)]
+    if not meta.derived_from:
+        return t
+    activity = iris.sub_iri(ver, "refresh")
+    derived = NamedNode(meta.derived_from)
+    t += [
+        (ver, PROV.wasDerivedFrom, derived),
+        (ver, PROV.wasRevisionOf, derived),
+        (ver, PROV.wasGeneratedBy, activity),
+        (activity, RDF.type, PROV.Activity),
+        (activity, RDFS.label, Literal("gold answers re-computed from the gold SPARQL queries")),
+        (activity, PROV.used, derived),
+    ]
+    if meta.refreshed_with:
+        t.append((activity, PROV.used, _iri_or_literal(meta.refreshed_with)))
+        t.append((activity, QAB.kbEndpoint, Literal(meta.refreshed_with)))
+    t.append((activity, PROV.endedAtTime, loaded))
+    return t
 
 
 def version_question_quads(base: str, dataset: Dataset, meta: VersionMeta) -> Iterator[Quad]:
@@ -215,9 +307,6 @@ def version_question_quads(base: str, dataset: Dataset, meta: VersionMeta) -> It
         qiri = iris.question_iri(base, meta.name, meta.version, local)
         yield Quad(ver, QAB.question, qiri, graph)
         yield from (Quad(s, p, o, graph) for s, p, o in question_triples(qiri, question, position))
-
-
-Triple = tuple[NamedNode, NamedNode, NamedNode | Literal]
 
 
 def question_triples(

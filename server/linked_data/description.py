@@ -150,16 +150,25 @@ def service_description(svc: Services, endpoint_url: str) -> list[Quad]:
     return quads
 
 
-def _datasets(svc: Services) -> list[tuple[NamedNode, Literal | None]]:
+def _datasets(svc: Services) -> list[tuple[NamedNode, Literal | None, Literal | None]]:
+    """Each benchmark of the catalog with its first title and description, if any."""
     catalog = graphs.catalog_graph(svc.base)
     if not svc.visibility().can_see(catalog):
         return []
-    found: dict[str, tuple[NamedNode, Literal | None]] = {}
+
+    def first(subject: NamedNode, predicate: NamedNode) -> Literal | None:
+        found = next(svc.store.quads(subject, predicate, None, catalog), None)
+        return found.object if found is not None and isinstance(found.object, Literal) else None
+
+    found: dict[str, tuple[NamedNode, Literal | None, Literal | None]] = {}
     for quad in svc.store.quads(predicate=RDF.type, obj=QAB.Dataset, graph=catalog):
         if isinstance(quad.subject, NamedNode):
-            titles = list(svc.store.quads(quad.subject, DCTERMS.title, None, catalog))
-            title = titles[0].object if titles and isinstance(titles[0].object, Literal) else None
-            found[quad.subject.value] = (quad.subject, title)
+            subject = quad.subject
+            found[subject.value] = (
+                subject,
+                first(subject, DCTERMS.title),
+                first(subject, DCTERMS.description),
+            )
     return [found[k] for k in sorted(found)]
 
 
@@ -276,9 +285,12 @@ def _distribution_quads(at: _Places) -> list[Quad]:
 def _dataset_quads(svc: Services, at: _Places) -> list[Quad]:
     """The benchmarks of the catalog, each a DCAT dataset with a title and a description."""
     quads = []
-    for dataset, title in _datasets(svc):
+    for dataset, title, description in _datasets(svc):
         name = title or Literal(dataset.value.rsplit("/", 1)[-1])
-        described = Literal(f"The questions of the benchmark {name.value}.", language="en")
+        # the catalog's own description (versions written before had none)
+        described = description or Literal(
+            f"The questions of the benchmark {name.value}.", language="en"
+        )
         quads += [
             _quad(at.home, DCAT.dataset, dataset),
             _quad(at.doc, VOID.subset, dataset),

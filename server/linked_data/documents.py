@@ -2,7 +2,8 @@
 
 A document holds, in every visible graph where the IRI is a subject, the triples about the IRI
 and about the nodes it owns: blank nodes and IRIs below it (``<iri>/...``) that it links to,
-and members that point at it with ``qab:ofTask`` or ``qb:dataSet``. Experiments, tasks and
+and members that point at it with ``qab:ofTask`` or ``qb:dataSet``, with the classes the graph
+gives the outside resources it links to (a language of the EU authority). Experiments, tasks and
 resources naming a graph with ``qab:graph`` (dataset versions, knowledge bases) come a page at a
 time (``server.linked_data.parts``): an experiment's document holds its tasks' aggregate
 results, a task's the per-question results of one page of questions, a resource's one page of
@@ -27,6 +28,7 @@ from store import graphs
 from vocab import iris
 from vocab.project import QAB
 from vocab.qb import QB
+from vocab.standard import RDF
 
 # Links from members back to the resource that owns them.
 _MEMBER_LINKS = (QAB.ofTask, QB.dataSet)
@@ -45,6 +47,7 @@ def _owned(node: object, iri: NamedNode) -> bool:
 
 def _describe(svc: Services, iri: NamedNode, graph: NamedNode, out: dict[Quad, None]) -> None:
     seen: set[str] = set()
+    outside: set[NamedNode] = set()
     todo: deque[NamedNode | BlankNode] = deque([iri])
     for link in _MEMBER_LINKS:
         todo.extend(
@@ -62,6 +65,16 @@ def _describe(svc: Services, iri: NamedNode, graph: NamedNode, out: dict[Quad, N
             obj = quad.object
             if isinstance(obj, NamedNode | BlankNode) and _owned(obj, iri):
                 todo.append(obj)
+            elif isinstance(obj, NamedNode) and quad.predicate != RDF.type:
+                outside.add(obj)
+    # The classes the graph states of outside resources the document links to (a language of
+    # the EU authority is a dct:LinguisticSystem): no document here describes them, and a
+    # reader (or a DCAT-AP validator) needs them beside the link. Resources under the base
+    # have documents of their own; their classes would make them look described here.
+    for obj in sorted((o for o in outside if not o.value.startswith(svc.base + "/")), key=str):
+        if len(out) > MAX_DOCUMENT_QUADS:
+            break
+        out.update(dict.fromkeys(svc.store.quads(obj, RDF.type, None, graph)))
 
 
 def experiment_graph_of(svc: Services, iri: NamedNode) -> NamedNode | None:

@@ -214,7 +214,7 @@ def poison_store(store: TripleStore) -> None:
         for quad in quads:
             obj = quad.object
             predicate = quad.predicate.value
-            if predicate.endswith("/language"):
+            if predicate.endswith(("/language", "#inLanguage")):
                 continue  # a version without questions has no languages
             if predicate.endswith("#questionCount"):
                 obj = Literal(count, datatype=XSD.integer)

@@ -137,8 +137,15 @@ def test_catalog_metadata_is_queryable(store: TripleStore) -> None:
           FILTER(?label = "resource") }"""
     )
     assert [(r["count"].value, r["label"].value) for r in rows] == [("5", "resource")]
+    # The tags as the file writes them; DCAT-AP's languages as EU authority IRIs
+    tags = store.select(
+        "SELECT ?l WHERE { ?v a <https://w3id.org/qabench/vocab#DatasetVersion> ;"
+        " <https://w3id.org/qabench/vocab#inLanguage> ?l }"
+    )
+    assert sorted(r["l"].value for r in tags) == ["en", "hi_IN"]
     langs = store.select("SELECT ?l WHERE { ?v <http://purl.org/dc/terms/language> ?l }")
-    assert sorted(r["l"].value for r in langs) == ["en", "hi_IN"]
+    eu = "http://publications.europa.eu/resource/authority/language/"
+    assert sorted(r["l"].value for r in langs) == [eu + "ENG", eu + "HIN"]
 
 
 def test_every_quad_goes_to_the_catalog_or_the_version_graph() -> None:

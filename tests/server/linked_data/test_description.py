@@ -112,3 +112,42 @@ def test_catalog_description_passes_the_dcat_ap_3_shapes(client: Any, path: str)
     # the facts DCAT-AP makes mandatory are there
     for needed in ("dcat:Catalog", "dct:publisher", "dct:description", "dcat:DataService"):
         assert needed in client.get(path).get_data(as_text=True), needed
+
+
+def _shacl(turtle: bytes) -> tuple[bool, str]:
+    from pyshacl import validate
+    from rdflib import Graph
+
+    shapes = Graph().parse(SHAPES, format="turtle")
+    data = Graph().parse(data=turtle, format="turtle")
+    conforms, _report, text = validate(data, shacl_graph=shapes, inference="none")
+    return bool(conforms), str(text)
+
+
+def test_a_loaded_version_and_the_catalog_graph_pass_the_dcat_ap_3_shapes(
+    client: Any, app: Any, shared_data: Any
+) -> None:
+    """A real multilingual QALD file loaded as datasets are: its version document and the
+    catalog graph's document conform; languages are EU authority IRIs, the tags stay."""
+    from evaluators.datasets.library import load_dataset
+
+    svc = app.extensions["services"]
+    path = shared_data / "qald/ag-sc_QALD/9/data/qald-9-test-multilingual.json"
+    outcome = load_dataset(svc.store, BASE, path, name="qald-9-test", title="QALD-9 test")
+    svc.notify_write()
+    assert outcome.created
+    path_of = "/dataset/qald-9-test/v1"
+    checked = 0
+    for doc in (path_of, "/dataset/qald-9-test", "/graph/catalog"):
+        response = client.get(doc, headers={"Accept": "text/turtle"})
+        assert response.status_code == 200, (doc, response.status_code)
+        conforms, text = _shacl(response.data)
+        assert conforms, (doc, text[:3000])
+        checked += 1
+    assert checked == 3
+    triples = _triples(client.get(path_of, headers={"Accept": "text/turtle"}))
+    languages = _objects(triples, "http://purl.org/dc/terms/language")
+    eu = "http://publications.europa.eu/resource/authority/language/"
+    assert {eu + "ENG", eu + "DEU", eu + "RUS"} <= languages
+    tags = _objects(triples, "https://w3id.org/qabench/vocab#inLanguage")
+    assert {"en", "de", "ru"} <= tags
