@@ -48,6 +48,7 @@ from pyoxigraph import RdfFormat, Store  # noqa: E402
 
 TOKEN = "bench-submit-token"
 SYSTEMS = 40
+LIST_PAGE = 50  # rows of a list page (server.page_size's default)
 
 
 def _free_port() -> int:
@@ -254,7 +255,7 @@ def random_kinds(rng: random.Random, count: int, url: str) -> dict[str, object]:
     def eid() -> str:
         return f"2025{rng.randrange(1, count):08d}"
 
-    pages = max(1, count // 20)
+    pages = max(1, count // LIST_PAGE)
     return {
         "experiment": lambda: f"/experiment/{eid()}",
         "experiment.ttl": lambda: f"/experiment/{eid()}.ttl",

@@ -75,6 +75,18 @@ class TaskScores:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskEntry:
+    """One task of an experiment: its state and plan as IRIs (None where the graph has none)."""
+
+    task: str
+    state: str | None
+    system: str | None
+    version: str | None
+    language: str | None
+    profile: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ExperimentEntry:
     """One experiment as the lists show it."""
 
@@ -86,6 +98,7 @@ class ExperimentEntry:
     states: tuple[str, ...]
     systems: tuple[SystemCount, ...]
     scores: tuple[TaskScores, ...] = ()
+    task_list: tuple[TaskEntry, ...] = ()
 
 
 def _snapshot_format() -> str:
@@ -95,7 +108,7 @@ def _snapshot_format() -> str:
     """
     shapes = [
         ",".join(f.name for f in fields(kind))
-        for kind in (ExperimentEntry, TaskScores, SystemCount)
+        for kind in (ExperimentEntry, TaskScores, SystemCount, TaskEntry)
     ]
     return "experiment-index 1|" + "|".join(shapes) + "|" + ",".join(_SLOTS)
 
@@ -110,26 +123,35 @@ class _Builder:
     graph: NamedNode
     started: str | None = None
     created: str | None = None
-    tasks: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    tasks: dict[str, TaskEntry] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
 
     def entry(self) -> ExperimentEntry:
         counts: dict[str, int] = {}
-        for _state, system in self.tasks.values():
-            if system is not None:
-                counts[system] = counts.get(system, 0) + 1
+        for task in self.tasks.values():
+            if task.system is not None:
+                counts[task.system] = counts.get(task.system, 0) + 1
         return ExperimentEntry(
             id=unquote(self.iri.rsplit("/", 1)[-1]),
             iri=self.iri,
             graph=self.graph,
             tasks=len(self.tasks),
             started=self.started or self.created,
-            states=tuple(sorted({s.rsplit("#", 1)[-1] for s, _ in self.tasks.values() if s})),
+            states=tuple(
+                sorted({t.state.rsplit("#", 1)[-1] for t in self.tasks.values() if t.state})
+            ),
             systems=tuple(
                 SystemCount(s, self.labels[s], counts[s])
                 for s in sorted(counts, key=lambda k: (self.labels[k], k))
             ),
+            task_list=tuple(self.tasks[k] for k in sorted(self.tasks, key=_task_order)),
         )
+
+
+def _task_order(task: str) -> tuple[int, str]:
+    """Tasks in number order (``…/task/<id>/<n>``), then by IRI."""
+    last = task.rsplit("/", 1)[-1]
+    return (int(last), task) if last.isdigit() else (1 << 30, task)
 
 
 def _scores(rows: QuerySolutions) -> dict[str, tuple[TaskScores, ...]]:
@@ -189,7 +211,14 @@ def _entries(rows: QuerySolutions) -> dict[str, ExperimentEntry]:
         task, system = _text(row["task"]), _text(row["system"])
         if task is None:
             continue
-        builder.tasks[task] = (_text(row["state"]), system)
+        builder.tasks[task] = TaskEntry(
+            task,
+            _text(row["state"]),
+            system,
+            _text(row["version"]),
+            _text(row["language"]),
+            _text(row["profile"]),
+        )
         if system is not None:
             builder.labels.setdefault(system, _text(row["label"]) or system.rsplit("/", 1)[-1])
     return {name: builder.entry() for name, builder in found.items()}

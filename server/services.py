@@ -76,18 +76,23 @@ class Visibility:
 
 
 class GenerationCache:
-    """A bounded LRU cache whose entries belong to one store generation.
+    """Bounded LRU caches whose entries belong to one store generation.
 
     Only the newest generation's entries are kept: storing the first entry of a newer
     generation drops the older ones (nobody asks for them again), so memory does not grow
     with the number of writes; a value computed for an older generation is returned but not
     kept.
+
+    Each kind of entry (the first word of its key: ``experiment``, ``system-page``, …) is an
+    LRU of its own with at most ``entries`` entries, so one kind requested at random (10,000
+    experiment pages) never evicts another kind's entries (the forty system pages); the cache
+    holds at most ``entries`` times the number of kinds, a fixed set named in the code.
     """
 
     def __init__(self, entries: int = CACHE_ENTRIES) -> None:
         self._entries = entries
         self._newest = -1
-        self._data: OrderedDict[tuple[int, str], object] = OrderedDict()
+        self._kinds: dict[str, OrderedDict[tuple[int, str], object]] = {}
         self._pending: dict[tuple[int, str], threading.Event] = {}
         self._lock = threading.Lock()
 
@@ -99,11 +104,13 @@ class GenerationCache:
         computation); if that computation fails, the next caller tries again.
         """
         slot = (generation, key)
+        kind = key.split(" ", 1)[0]
         while True:
             with self._lock:
-                if slot in self._data:
-                    self._data.move_to_end(slot)
-                    return self._data[slot]  # type: ignore[return-value]
+                data = self._kinds.get(kind)
+                if data is not None and slot in data:
+                    data.move_to_end(slot)
+                    return data[slot]  # type: ignore[return-value]
                 pending = self._pending.get(slot)
                 if pending is None:
                     pending = self._pending[slot] = threading.Event()
@@ -112,27 +119,30 @@ class GenerationCache:
         try:
             value = make()
             with self._lock:
-                if generation > self._newest:
-                    self._newest = generation
-                    for old in [k for k in self._data if k[0] < generation]:
-                        del self._data[old]
-                if generation == self._newest:
-                    self._data[slot] = value
-                    while len(self._data) > self._entries:
-                        self._data.popitem(last=False)
+                self._keep(generation, kind, slot, value)
             return value
         finally:
             with self._lock:
                 self._pending.pop(slot, None)
             pending.set()
 
+    def _keep(self, generation: int, kind: str, slot: tuple[int, str], value: object) -> None:
+        if generation > self._newest:
+            self._newest = generation
+            self._kinds.clear()
+        if generation == self._newest:
+            data = self._kinds.setdefault(kind, OrderedDict())
+            data[slot] = value
+            while len(data) > self._entries:
+                data.popitem(last=False)
+
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
-            self._data.clear()
+            self._kinds.clear()
 
     def __len__(self) -> int:
-        return len(self._data)
+        return sum(len(data) for data in self._kinds.values())
 
 
 class _Writes:

@@ -177,7 +177,9 @@ def serve(resource: Resource[D], stem: str, extension: str | None = None) -> Res
     reader = Reader(svc, svc.visibility(tokens), choice, stem)
     public = not reader.opened
     parts = (stem, choice.rep.key, str(choice.as_graph), reader.vis.key, _query())
-    key = "serve " + " ".join((*parts, resource.variant(reader)))
+    # one cache partition per kind of resource (the first segment of its path)
+    kind = stem.strip("/").split("/", 1)[0] or "home"
+    key = f"serve-{kind} " + " ".join((*parts, resource.variant(reader)))
     etag = svc.etag(*parts, resource.variant(reader), public=public)
     modified = svc.modified_for(public)
     stored = not (resource.session and choice.rep == HTML)

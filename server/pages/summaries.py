@@ -20,7 +20,9 @@ from server.listings import ExperimentEntry, TaskScores
 from vocab import iris
 from vocab.standard import GERBIL
 
-_PROFILE_BY_TERM = {term.value: name for name, term in PROFILE_TERMS.items()}
+# profile term IRI -> profile id
+PROFILE_NAMES = {term.value: name for name, term in PROFILE_TERMS.items()}
+_PROFILE_BY_TERM = PROFILE_NAMES
 _QA_TYPE = GERBIL.QA.value
 # Ways to order the experiment list (``?sort=``); the first is the default.
 SORTS = ("newest", "oldest", "score", "system", "dataset")

@@ -1,10 +1,12 @@
 """The HTML page of a system (``/system/{slug}``): what it is and every task it took part in.
 
-The experiments of a system come from the experiment index (``server.listings``),
-newest first, each only if the reader may see its graph, ``server.page_size`` of them per page
-(``server.web.pagination``); per experiment on the page the tasks of this system are read
-with their QA results. Nothing outside the visible experiment graphs is read, and a page costs
-what it shows.
+The experiments of a system come from the experiment index (``server.listings``), newest
+first, each only if the reader may see its graph, ``server.page_size`` of them per page
+(``server.web.pagination``). The page is read from the index alone: its results across
+datasets, and one row per task of this system on the page's experiments with the task's QA
+values (the index keeps every task's aggregate values); the sub-experiments are on each task's
+page. Only the system's own description is read from the store, so a page costs what it shows
+whatever the number of experiments.
 """
 
 from __future__ import annotations
@@ -15,12 +17,18 @@ from itertools import islice
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.experiments.read import TaskSummary
+from evaluators.reports.headline import headline
+from evaluators.results import MEASURES, QA
 from server.linked_data.routes import alternate_links, serve_resource
-from server.listings import ExperimentEntry
-from server.pages.experiments import cached_experiment
-from server.pages.summaries import results_across_datasets
-from server.pages.tables import Footnotes, main_columns, qald_rows
+from server.listings import ExperimentEntry, TaskEntry, TaskScores
+from server.pages.summaries import (
+    PROFILE_NAMES,
+    Dataset,
+    dataset_of,
+    is_qa,
+    results_across_datasets,
+)
+from server.pages.tables import DASH, MAIN_MEASURES, Cell, format_value, main_columns
 from server.services import Services, Visibility
 from server.sparql.page import query_link
 from server.web.pagination import page_number, paginate
@@ -41,6 +49,56 @@ class SystemFacts:
     label: str
     kinds: tuple[str, ...]
     descriptions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SystemTask:
+    """One task of the system as its page lists it: the plan, the QA cells and the state."""
+
+    iri: str
+    number: str
+    experiment: str
+    dataset: Dataset | None
+    language: str
+    profile: str
+    cells: tuple[Cell, ...]
+    errors: Cell
+    millis: Cell
+    state: str
+
+
+def system_tasks(entry: ExperimentEntry, base: str, system: str) -> list[SystemTask]:
+    """Return the tasks of ``system`` in one experiment with their QA values, in task order."""
+    qa = {s.task: s for s in entry.scores if is_qa(s) and s.system == system}
+    return [
+        _system_task(entry, t, qa.get(t.task), base) for t in entry.task_list if t.system == system
+    ]
+
+
+def _system_task(
+    entry: ExperimentEntry, task: TaskEntry, scores: TaskScores | None, base: str
+) -> SystemTask:
+    profile = PROFILE_NAMES.get(task.profile or "", (task.profile or DASH).rsplit("/", 1)[-1])
+    first = headline(profile, QA)[0] if profile in PROFILE_NAMES.values() else None
+
+    def value(measure: str) -> Cell:
+        found = scores.value(MEASURES[measure].term.value) if scores is not None else None
+        if found is None:
+            return Cell(DASH, "no value")
+        return Cell(format_value(measure, found), headline=measure == first)
+
+    return SystemTask(
+        iri=task.task,
+        number=task.task.rsplit("/", 1)[-1],
+        experiment=entry.id,
+        dataset=dataset_of(base, task.version) if task.version else None,
+        language=task.language or DASH,
+        profile=profile,
+        cells=tuple(value(m) for m in MAIN_MEASURES) if scores is not None else (),
+        errors=value("errors"),
+        millis=value("avg_millis"),
+        state=(task.state or "unknown").rsplit("#", 1)[-1].lower(),
+    )
 
 
 def _literals(svc: Services, iri: NamedNode, predicate: NamedNode, graph: NamedNode) -> list[str]:
@@ -80,17 +138,12 @@ def _system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     page = paginate(entries, len(entries), page_number(), svc.config.server.page_size)
     graph = described[0]
     labels = set(_literals(svc, iri, RDFS.label, graph))
-    tasks: list[TaskSummary] = []
-    for entry in page.rows:
-        read = cached_experiment(svc, entry.id)
-        own = {label for label in _literals(svc, iri, RDFS.label, entry.graph)} or labels
-        tasks.extend(t for t in read.tasks if t.plan.system in own)
+    tasks = [t for entry in page.rows for t in system_tasks(entry, svc.base, iri.value)]
     facts = SystemFacts(
         min(labels) if labels else iri.value.rsplit("/", 1)[-1],
         tuple(sorted(_literals(svc, iri, QAB.systemKind, graph))),
         tuple(sorted(_literals(svc, iri, DCTERMS.description, graph))),
     )
-    notes = Footnotes()
     links = page.neighbours(request.path)
     return render_template(
         "system.html",
@@ -99,8 +152,7 @@ def _system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
         iri=iri.value,
         facts=facts,
         columns=main_columns(),
-        rows=qald_rows(tuple(tasks), notes),
-        footnotes=notes.listing(),
+        tasks=tasks,
         experiments=page.total,
         page=page,
         prev_url=links.get("prev"),

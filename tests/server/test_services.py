@@ -59,3 +59,19 @@ def test_only_the_newest_generation_is_kept() -> None:
     assert cache.get_or_make(50, "late", lambda: "old") == "old"
     assert len(cache) == 3
     assert cache.get_or_make(100, "a", lambda: b"recomputed") == bytes(1000)
+
+
+def test_one_kind_requested_at_random_never_evicts_another_kind() -> None:
+    # 40 system pages stay while thousands of random experiment reads pass through
+    cache = GenerationCache(entries=8)
+    for n in range(4):
+        cache.get_or_make(1, f"system-page {n}", lambda: "page")
+    made: list[str] = []
+    for n in range(1000):
+        cache.get_or_make(1, f"experiment-read {n}", lambda: made.append("x") or "read")
+    assert len(made) == 1000 and len(cache) == 4 + 8
+    for n in range(4):
+        assert cache.get_or_make(1, f"system-page {n}", lambda: "recomputed") == "page"
+    # within a kind the bound holds, least recently used first
+    assert cache.get_or_make(1, "experiment-read 999", lambda: "again") == "read"
+    assert cache.get_or_make(1, "experiment-read 0", lambda: "again") == "again"

@@ -316,6 +316,14 @@ def test_system_page_lists_the_visible_tasks_of_the_system(pages_world: PagesWor
     assert sorted(starts) == sorted(
         [f"Task 4 of {pages_world.published.id}", f"Task 1 of {pages_world.tiny.id}"]
     )
+    # one row per task, read from the experiment index: its dataset, the QA values (gold
+    # answers: all 1.0, the profile's headline in bold) and its state
+    header = cell_texts(table[0])
+    rows = {cell_texts(r)[0]: dict(zip(header, cell_texts(r), strict=True)) for r in table[1:]}
+    tiny = rows[f"Task 1 of {pages_world.tiny.id}"]
+    assert tiny["Dataset"] == "tiny-qa v1" and tiny["State"] == "finished"
+    assert tiny["Micro F1"] == tiny["Macro F1 QALD"] == "1.0000" and tiny["Errors"] == "0"
+    assert html.count('class="num headline"') == len(rows) == 2
     # its results across datasets come first: one row per dataset version, best value
     (across,) = html_tables(html, "across")
     rows = {cell_texts(r)[0]: cell_texts(r) for r in across[1:]}
