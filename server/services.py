@@ -17,11 +17,13 @@ import ctypes
 import gc
 import hashlib
 import logging
+import os
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -75,6 +77,41 @@ class Visibility:
         return ",".join(sorted(g.value for g in self.unlocked))
 
 
+_MISSING = object()
+
+
+class ComputeGate:
+    """Lets at most ``slots`` threads compute at once; a thread inside may enter again.
+
+    Pages are computed in Python, which runs one thread at a time: eight requests computing
+    at once share one interpreter lock and all finish late (each waits for the lock again
+    after every store call and socket write). With as many computations as cores, the others
+    wait their turn, and each one that runs finishes at its own speed.
+    """
+
+    def __init__(self, slots: int) -> None:
+        self._slots = threading.Semaphore(max(1, slots))
+        self._depth = threading.local()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold one slot for the block (no second slot for a thread already inside)."""
+        depth: int = getattr(self._depth, "n", 0)
+        if depth == 0:
+            self._slots.acquire()
+        self._depth.n = depth + 1
+        try:
+            yield
+        finally:
+            self._depth.n = depth
+            if depth == 0:
+                self._slots.release()
+
+
+# One gate for every cache of the process: the interpreter lock is one for all of them.
+PAGE_GATE = ComputeGate(os.cpu_count() or 1)
+
+
 class GenerationCache:
     """Bounded LRU caches whose entries belong to one store generation.
 
@@ -89,8 +126,9 @@ class GenerationCache:
     holds at most ``entries`` times the number of kinds, a fixed set named in the code.
     """
 
-    def __init__(self, entries: int = CACHE_ENTRIES) -> None:
+    def __init__(self, entries: int = CACHE_ENTRIES, gate: ComputeGate | None = None) -> None:
         self._entries = entries
+        self._gate = gate or PAGE_GATE
         self._newest = -1
         self._kinds: dict[str, OrderedDict[tuple[int, str], object]] = {}
         self._pending: dict[tuple[int, str], threading.Event] = {}
@@ -101,30 +139,45 @@ class GenerationCache:
 
         Concurrent callers asking for the same missing entry wait for the first one's result
         instead of computing it again (an expensive page hit by many clients at once costs one
-        computation); if that computation fails, the next caller tries again.
+        computation); if that computation fails, the next caller tries again. A miss is
+        computed inside the cache's gate (``ComputeGate``), entered before the entry is marked
+        as being computed: whoever computes an entry holds the gate, so a computation waiting
+        for another one always waits for a running one.
         """
         slot = (generation, key)
         kind = key.split(" ", 1)[0]
         while True:
             with self._lock:
-                data = self._kinds.get(kind)
-                if data is not None and slot in data:
-                    data.move_to_end(slot)
-                    return data[slot]  # type: ignore[return-value]
-                pending = self._pending.get(slot)
-                if pending is None:
-                    pending = self._pending[slot] = threading.Event()
-                    break
-            pending.wait()
-        try:
-            value = make()
-            with self._lock:
-                self._keep(generation, kind, slot, value)
-            return value
-        finally:
-            with self._lock:
-                self._pending.pop(slot, None)
-            pending.set()
+                found, pending = self._lookup(kind, slot)
+            if found is not _MISSING:
+                return found  # type: ignore[return-value]
+            if pending is not None:
+                pending.wait()
+                continue
+            with self._gate.held():
+                with self._lock:
+                    found, pending = self._lookup(kind, slot)
+                    event = None
+                    if found is _MISSING and pending is None:
+                        event = self._pending[slot] = threading.Event()
+                if event is None:
+                    continue
+                try:
+                    value = make()
+                    with self._lock:
+                        self._keep(generation, kind, slot, value)
+                    return value
+                finally:
+                    with self._lock:
+                        self._pending.pop(slot, None)
+                    event.set()
+
+    def _lookup(self, kind: str, slot: tuple[int, str]) -> tuple[object, threading.Event | None]:
+        data = self._kinds.get(kind)
+        if data is not None and slot in data:
+            data.move_to_end(slot)
+            return data[slot], None
+        return _MISSING, self._pending.get(slot)
 
     def _keep(self, generation: int, kind: str, slot: tuple[int, str], value: object) -> None:
         if generation > self._newest:

@@ -20,8 +20,9 @@ from flask import Blueprint, Response
 from pyoxigraph import NamedNode
 
 from server.linked_data.description import access_root, reachable
-from server.services import Services, services
-from server.web import caching
+from server.linked_data.pipeline import Reader, Resource, serve
+from server.services import Services
+from server.web.negotiation import Representation
 from server.web.problems import Problem
 from store import graphs
 from vocab import iris
@@ -92,53 +93,97 @@ def _xml(root: ET.Element) -> bytes:
     return data
 
 
-def _respond(body: bytes, svc: Services, etag: str, mimetype: str) -> Response:
-    response = Response(body, mimetype=mimetype)
-    caching.finish(response, etag, last_modified=svc.modified)
-    response.headers["Cache-Control"] = "public, max-age=3600"
-    return response
+# The forms of the crawler files: each offers one, named by its URL's extension, so it is
+# served whatever the request's Accept says (as a static file would be).
+XML = Representation("xml", "application/xml", "xml", "XML", aliases=("text/xml",))
+TEXT = Representation("text", "text/plain", "txt", "text")
 
 
-@bp.route("/sitemap.xml")
-def sitemap_index() -> Response:
-    """The sitemap index: one entry per page of at most ``server.sitemap_page_size`` URLs."""
-    svc = services()
-    size = svc.config.server.sitemap_page_size
-    pages = max(1, math.ceil(len(public_resources(svc)) / size))
+def _sitemap_pages(reader: Reader) -> int:
+    size = reader.svc.config.server.sitemap_page_size
+    return max(1, math.ceil(len(public_resources(reader.svc)) / size))
+
+
+def _index_xml(reader: Reader, pages: int) -> bytes:
     root = ET.Element("sitemapindex", xmlns=SITEMAP_NS)
-    here = access_root(svc.base)
+    here = access_root(reader.svc.base)
     for number in range(1, pages + 1):
         entry = ET.SubElement(root, "sitemap")
         ET.SubElement(entry, "loc").text = f"{here}/sitemap/{number}.xml"
-    return _respond(_xml(root), svc, svc.etag("sitemap", here), "application/xml")
+    return _xml(root)
 
 
-@bp.route("/sitemap/<int:number>.xml")
-def sitemap_page(number: int) -> Response:
-    """One page of the sitemap.
+def _page_slice(reader: Reader) -> list[NamedNode]:
+    """The resources of the sitemap page the request names.
 
     Raises:
         Problem: 404 for a page past the end (or before the first).
     """
-    svc = services()
+    svc = reader.svc
+    number = int(reader.stem.rsplit("/", 1)[-1])
     size = svc.config.server.sitemap_page_size
     resources = public_resources(svc)
     pages = max(1, math.ceil(len(resources) / size))
     if not 1 <= number <= pages:
         raise Problem(404, f"The sitemap has {pages} page(s); there is no page {number}.")
+    return resources[(number - 1) * size : number * size]
+
+
+def _page_xml(reader: Reader, resources: list[NamedNode]) -> bytes:
     root = ET.Element("urlset", xmlns=SITEMAP_NS)
-    for iri in resources[(number - 1) * size : number * size]:
-        ET.SubElement(ET.SubElement(root, "url"), "loc").text = reachable(svc.base, iri).value
-    here = access_root(svc.base)
-    return _respond(_xml(root), svc, svc.etag("sitemap", str(number), here), "application/xml")
+    for iri in resources:
+        ET.SubElement(ET.SubElement(root, "url"), "loc").text = reachable(
+            reader.svc.base, iri
+        ).value
+    return _xml(root)
+
+
+def _robots_text(reader: Reader, _data: None) -> bytes:
+    lines = ["User-agent: *", *(f"Disallow: {path}" for path in DISALLOWED), "Allow: /", ""]
+    lines.append(f"Sitemap: {access_root(reader.svc.base)}/sitemap.xml")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _here(reader: Reader) -> str:
+    """The bodies name URLs at the address the request reached: part of the cache key."""
+    return access_root(reader.svc.base)
+
+
+# Crawler files: public (tokens never change them), no document URLs, an hour of freshness.
+_CRAWLER = {"documents": False, "public": True, "max_age": 3600, "variant": _here}
+SITEMAP_INDEX: Resource[int] = Resource(
+    formats=(XML,),
+    load=_sitemap_pages,
+    extra=((XML, _index_xml),),
+    **_CRAWLER,  # type: ignore[arg-type]
+)
+SITEMAP_PAGE: Resource[list[NamedNode]] = Resource(
+    formats=(XML,),
+    load=_page_slice,
+    extra=((XML, _page_xml),),
+    **_CRAWLER,  # type: ignore[arg-type]
+)
+ROBOTS: Resource[None] = Resource(
+    formats=(TEXT,),
+    load=lambda _reader: None,
+    extra=((TEXT, _robots_text),),
+    **_CRAWLER,  # type: ignore[arg-type]
+)
+
+
+@bp.route("/sitemap.xml")
+def sitemap_index() -> Response:
+    """The sitemap index: one entry per page of at most ``server.sitemap_page_size`` URLs."""
+    return serve(SITEMAP_INDEX, "/sitemap", "xml")
+
+
+@bp.route("/sitemap/<int:number>.xml")
+def sitemap_page(number: int) -> Response:
+    """One page of the sitemap (404 past the end)."""
+    return serve(SITEMAP_PAGE, f"/sitemap/{number}", "xml")
 
 
 @bp.route("/robots.txt")
 def robots() -> Response:
     """What crawlers may fetch, and where the sitemap is."""
-    svc = services()
-    lines = ["User-agent: *", *(f"Disallow: {path}" for path in DISALLOWED), "Allow: /", ""]
-    lines.append(f"Sitemap: {access_root(svc.base)}/sitemap.xml")
-    body = ("\n".join(lines) + "\n").encode("utf-8")
-    etag = svc.etag("robots", access_root(svc.base))
-    return _respond(body, svc, etag, "text/plain")
+    return serve(ROBOTS, "/robots", "txt")

@@ -75,3 +75,42 @@ def test_one_kind_requested_at_random_never_evicts_another_kind() -> None:
     # within a kind the bound holds, least recently used first
     assert cache.get_or_make(1, "experiment-read 999", lambda: "again") == "read"
     assert cache.get_or_make(1, "experiment-read 0", lambda: "again") == "again"
+
+
+def test_computations_run_at_most_gate_slots_at_once_and_nest_without_deadlock() -> None:
+    from server.services import ComputeGate
+
+    cache = GenerationCache(gate=ComputeGate(1))
+    running: list[int] = []
+    most = [0]
+    lock = threading.Lock()
+
+    def _read(n: int) -> str:
+        with lock:
+            running.append(n)
+            most[0] = max(most[0], len(running))
+        time.sleep(0.01)
+        with lock:
+            running.remove(n)
+        return f"read {n}"
+
+    def _page(n: int) -> str:
+        # a page computes (or waits for) a read another thread may be computing
+        return "page of " + cache.get_or_make(1, f"read {n % 3}", lambda: _read(n % 3))
+
+    found: list[str] = []
+
+    def _ask(n: int) -> None:
+        if n % 2:
+            found.append(cache.get_or_make(1, f"page {n}", lambda: _page(n)))
+        else:
+            found.append(cache.get_or_make(1, f"read {n % 3}", lambda: _read(n % 3)))
+
+    threads = [threading.Thread(target=_ask, args=(n,)) for n in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads), "deadlock"
+    assert len(found) == 24 and most[0] == 1
+    assert sorted(set(found))[0] == "page of read 0"

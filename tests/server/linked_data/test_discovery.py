@@ -61,3 +61,25 @@ def test_sitemap_pages_have_the_configured_size(tmp_path: Path) -> None:
             assert client.get(past).status_code == 404
     finally:
         app.extensions["services"].close()
+
+
+def test_crawler_files_go_through_the_one_response_path(client: Any) -> None:
+    """Validators, 304, an hour of freshness, the one form whatever Accept asks, and tokens
+    change nothing (only anonymous visibility counts)."""
+    from tests.plugins.server import OWNER_TOKEN
+
+    cases = 0
+    for path, media in (
+        ("/robots.txt", "text/plain"),
+        ("/sitemap.xml", "application/xml"),
+        ("/sitemap/1.xml", "application/xml"),
+    ):
+        first = client.get(path, headers={"Accept": "text/html"})
+        assert first.status_code == 200 and first.mimetype == media, path
+        assert first.headers["Cache-Control"] == "public, max-age=3600"
+        again = client.get(path, headers={"If-None-Match": first.headers["ETag"]})
+        assert again.status_code == 304 and again.data == b"", path
+        opened = client.get(path, headers={"Authorization": f"Bearer {OWNER_TOKEN}"})
+        assert opened.data == first.data and "private" not in opened.headers["Cache-Control"]
+        cases += 1
+    assert cases == 3
