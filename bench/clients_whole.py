@@ -30,7 +30,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,10 +51,9 @@ from server import httpd  # noqa: E402
 from server.app import create_app  # noqa: E402
 from server.config import config_from_dict  # noqa: E402
 from server.services import RUNNER_KEY  # noqa: E402
-from tests.server.test_client_matrix import JENA_CLASSPATH  # noqa: E402
+from tests.clients.jena import jena_command  # noqa: E402
 
 CLIENTS = REPO / "tests" / "clients"
-JENA = Path("/usr/share/java")
 NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 
 
@@ -64,22 +62,6 @@ def _run(command: list[str]) -> str:
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-500:])
     return done.stdout
-
-
-def _jena(work: Path) -> list[str] | None:
-    """The java command running Debian's Jena (its Xerces message files put back)."""
-    if shutil.which("java") is None or not (JENA / "jena-cmds.jar").exists():
-        return None
-    fixes = work / "jena-resources"
-    with zipfile.ZipFile(JENA / "jena-core.jar") as jar:
-        for name in jar.namelist():
-            prefix = "org/apache/jena/ext/xerces/"
-            if name.startswith(prefix) and name.endswith(".properties"):
-                target = fixes / "xerces" / name[len(prefix) :]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(jar.read(name))
-    jars = [str(JENA / f"{j}.jar") for j in JENA_CLASSPATH]
-    return ["java", "-Xshare:auto", "-cp", ":".join([str(fixes), *jars])]
 
 
 def readers(work: Path) -> dict[str, Callable[[str], int]]:
@@ -127,7 +109,7 @@ def readers(work: Path) -> dict[str, Callable[[str], int]]:
         found["rapper"] = lambda url: len(
             _run(["rapper", "-q", "-i", "turtle", "-o", "ntriples", url]).splitlines()
         )
-    java = _jena(work)
+    java = jena_command(work / "jena")
     if java is not None:
 
         def jena(url: str) -> int:

@@ -22,7 +22,6 @@ import socket
 import subprocess
 import threading
 import warnings
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,53 +52,13 @@ from server.config import config_from_dict
 from server.services import Services
 from store import graphs
 from tests import REPO
+from tests.clients.jena import jena_command
 from tests.evaluators.integrity import violations
 from vocab.project import QAB
 from vocab.standard import RDF as RDF_TERMS
 
 CLIENTS = REPO / "tests" / "clients"
 COMUNICA = CLIENTS / "node_modules" / ".bin" / "comunica-sparql"
-JENA_JARS = Path("/usr/share/java")
-# Debian's jena jars and the libraries they need (slf4j-simple: problems go to stderr).
-JENA_CLASSPATH = [
-    "jena-arq",
-    "jena-base",
-    "jena-cmds",
-    "jena-core",
-    "jena-dboe-base",
-    "jena-dboe-index",
-    "jena-dboe-storage",
-    "jena-dboe-trans-data",
-    "jena-dboe-transaction",
-    "jena-iri",
-    "jena-rdfconnection",
-    "jena-shacl",
-    "jena-shex",
-    "jena-tdb",
-    "jena-tdb2",
-    "commons-cli",
-    "commons-codec",
-    "commons-compress",
-    "commons-csv",
-    "commons-io",
-    "commons-lang3",
-    "dexx.collection",
-    "gson",
-    "guava",
-    "httpclient",
-    "httpclient-cache",
-    "httpcore",
-    "jackson-annotations",
-    "jackson-core",
-    "jackson-databind",
-    "jakarta.json-api",
-    "jsonld-java",
-    "protobuf",
-    "slf4j-api",
-    "slf4j-simple",
-    "thrift",
-    "titanium-json-ld",
-]
 QAB_NS = "https://w3id.org/qabench/vocab#"
 
 
@@ -426,20 +385,10 @@ def test_comunica_reads_documents_as_sources_whole(served: Served) -> None:
 @pytest.fixture(scope="module")
 def jena(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """The java command line running Debian's Jena commands."""
-    if shutil.which("java") is None or not (JENA_JARS / "jena-cmds.jar").exists():
+    command = jena_command(tmp_path_factory.mktemp("jena-resources"))
+    if command is None:
         pytest.fail("Jena is missing: run ./dev test (it installs libapache-jena-java)")
-    # Debian's jena-core moves Xerces' classes to another package but not its message files;
-    # without them Jena stops at start-up. Put them where the classes look.
-    fixes = tmp_path_factory.mktemp("jena-resources")
-    with zipfile.ZipFile(JENA_JARS / "jena-core.jar") as jar:
-        for name in jar.namelist():
-            prefix = "org/apache/jena/ext/xerces/"
-            if name.startswith(prefix) and name.endswith(".properties"):
-                target = fixes / "xerces" / name[len(prefix) :]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(jar.read(name))
-    classpath = [str(fixes), *(str(JENA_JARS / f"{jar}.jar") for jar in JENA_CLASSPATH)]
-    return ["java", "-Xshare:auto", "-cp", ":".join(classpath)]
+    return command
 
 
 def _java(command: list[str]) -> str:
