@@ -54,7 +54,8 @@ def _ordered(values: list[MeasureValue]) -> tuple[MeasureValue, ...]:
 def experiment_table_query(base: str, experiment_id: str) -> str:
     """Return the text of the ``experiment_table`` query with its terms bound by ``VALUES``."""
     values = f"VALUES ?graph {{ {graphs.experiment_graph(base, experiment_id)} }}"
-    return queries.load("experiment_table").replace("#BINDINGS#", values)
+    text = queries.load("experiment_table").replace("#BINDINGS#", values)
+    return text.rstrip() + "\nORDER BY ?task ?type ?measure\n"
 
 
 def aggregate_results(
@@ -87,7 +88,7 @@ def aggregate_results(
             ExperimentTypeResult(kind, _ordered(types[kind]))
             for kind in sorted(types, key=type_order)
         )
-        for number, types in found.items()
+        for number, types in sorted(found.items())
     }
 
 

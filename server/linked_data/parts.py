@@ -79,20 +79,24 @@ def _walk(
     """Collect the quads of ``start`` and of the aggregate nodes they link to (never those
     of ``skip``: the tasks of other pages)."""
     out: dict[Quad, None] = {}
-    seen: set[str] = {str(node) for node in skip}
-    todo: deque[NamedNode | BlankNode] = deque(start)
+    # every node met, once: whether it is followed is decided once (the same classes, measures
+    # and dimension values are linked from every observation)
+    met: set[str] = {str(node) for node in skip}
+    todo: deque[NamedNode | BlankNode] = deque()
+    for node in start:
+        if str(node) not in met:
+            met.add(str(node))
+            todo.append(node)
     while todo:
-        node = todo.popleft()
-        if str(node) in seen:
-            continue
-        seen.add(str(node))
-        for quad in svc.store.quads(node, None, None, graph):
+        for quad in svc.store.quads(todo.popleft(), None, None, graph):
             if quad.predicate == QAB.questionResult:
                 continue
             out[quad] = None
             obj = quad.object
-            if isinstance(obj, NamedNode | BlankNode) and _followed(svc, obj, experiment):
-                todo.append(obj)
+            if isinstance(obj, NamedNode | BlankNode) and (key := str(obj)) not in met:
+                met.add(key)
+                if _followed(svc, obj, experiment):
+                    todo.append(obj)
     return out
 
 
