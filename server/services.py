@@ -232,6 +232,9 @@ class Services:
     pool: QueryPool
     dumps: PublicDumps
     cache: GenerationCache = field(default_factory=GenerationCache)
+    # Bodies of pages and documents for anonymous readers, per *public* generation: a write
+    # that changes nothing an anonymous reader sees (a private experiment running) keeps them.
+    public_bodies: GenerationCache = field(default_factory=GenerationCache)
     # Visibility per index version: it changes far less often than the store does.
     visibility_cache: GenerationCache = field(default_factory=GenerationCache)
     writes: _Writes = field(default_factory=_Writes, compare=False, hash=False)
@@ -255,6 +258,11 @@ class Services:
     def generation(self) -> int:
         """Return the store generation (bumped by every write)."""
         return self.writes.generation
+
+    @property
+    def public_generation(self) -> int:
+        """Return the generation of what anonymous readers see (moved by public writes only)."""
+        return self.writes.public
 
     def notify_write(self) -> None:
         """Record that the store changed: index, generation, caches, and the SPARQL views."""

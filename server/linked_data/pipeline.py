@@ -11,8 +11,9 @@ everything the forms have in common:
 3. validators: an entity tag per form, reader and query, and ``Last-Modified``; a revalidation
    that matches is a 304 before anything is loaded. Content that any anonymous reader sees
    follows the *public* generation, which a private experiment's run does not move;
-4. the body, loaded and rendered once per store generation and URL for anonymous readers
-   (``Services.cache``); token-opened responses are rendered for their reader alone;
+4. the body, loaded and rendered once per *public* generation and URL for anonymous readers
+   (``Services.public_bodies``: a private experiment's run keeps them, as it keeps their
+   validators); token-opened responses are rendered for their reader alone;
 5. headers: ``Cache-Control`` (``no-cache`` for public content, ``private, no-store`` and
    ``Vary: Authorization, Cookie`` for what a token opened, ``no-store`` for forms carrying a
    session's CSRF token), ``Vary: Accept``, ``Content-Location``, ``Link`` alternates and any
@@ -147,8 +148,10 @@ def _make(resource: Resource[D], reader: Reader) -> _Made:
 def _body(resource: Resource[D], reader: Reader, key: str) -> _Made:
     if reader.opened or (resource.session and reader.rep == HTML):
         return _make(resource, reader)
+    # Not opened by a token: public content only, kept while the public generation holds
     svc = reader.svc
-    return svc.cache.get_or_make(svc.generation, key, lambda: _make(resource, reader))
+    make = lambda: _make(resource, reader)  # noqa: E731
+    return svc.public_bodies.get_or_make(svc.public_generation, key, make)
 
 
 def _cache_control(resource: Resource[D], reader: Reader) -> str:

@@ -146,6 +146,38 @@ def test_public_validators_move_only_with_public_content(app: Any, client: Any) 
     assert moved.get_etag()[0] != tag and moved.headers["Last-Modified"] != modified
 
 
+def test_public_bodies_outlive_private_writes(
+    app: Any, client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A running private experiment writes often: public pages must not be rebuilt for it.
+    from server.linked_data import pipeline
+
+    made: list[str] = []
+    real = pipeline._make
+
+    def counting(resource: Any, reader: Any) -> Any:
+        made.append(reader.stem)
+        return real(resource, reader)
+
+    monkeypatch.setattr(pipeline, "_make", counting)
+    paths = [EXPERIMENT, "/experiments", "/"]
+    first = [client.get(p, headers={"Accept": "text/html"}).data for p in paths]
+    assert len(made) == 3
+    public_write(app, f"http://qabench.test/graph/experiment/{PRIVATE_EXPERIMENT}")
+    again = [client.get(p, headers={"Accept": "text/html"}).data for p in paths]
+    assert again == first and len(made) == 3
+    # the owner still gets a page built for them
+    opened = {"Authorization": f"Bearer {OWNER_TOKEN}", "Accept": "text/html"}
+    assert client.get(f"/experiment/{PRIVATE_EXPERIMENT}", headers=opened).status_code == 200
+    assert len(made) == 4
+    # a public write rebuilds each page once
+    public_write(app)
+    for p in paths:
+        client.get(p, headers={"Accept": "text/html"})
+        client.get(p, headers={"Accept": "text/html"})
+    assert len(made) == 7
+
+
 PRIVATE_READS = [
     f"/experiment/{PRIVATE_EXPERIMENT}",
     f"/experiment/{PRIVATE_EXPERIMENT}.ttl",
