@@ -22,7 +22,6 @@ from vocab.standard import GERBIL
 
 # profile term IRI -> profile id
 PROFILE_NAMES = {term.value: name for name, term in PROFILE_TERMS.items()}
-_PROFILE_BY_TERM = PROFILE_NAMES
 _QA_TYPE = GERBIL.QA.value
 # Ways to order the experiment list (``?sort=``); the first is the default.
 SORTS = ("newest", "oldest", "score", "system", "dataset")
@@ -73,7 +72,7 @@ def dataset_of(base: str, version: str) -> Dataset | None:
 
 def profile_name(scores: TaskScores) -> str:
     """Return the profile id of a task's scores."""
-    return _PROFILE_BY_TERM.get(scores.profile, scores.profile.rsplit("/", 1)[-1])
+    return PROFILE_NAMES.get(scores.profile, scores.profile.rsplit("/", 1)[-1])
 
 
 def is_qa(scores: TaskScores) -> bool:
