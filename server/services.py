@@ -46,8 +46,19 @@ T = TypeVar("T")
 
 RUNNER_KEY = "experiment_runner"
 
-# Cached documents per generation (JSON-LD, visibility lists, counts).
+# Cached documents per generation (JSON-LD, visibility lists, counts): entries per kind, and
+# the bytes of the bodies all kinds hold together.
 CACHE_ENTRIES = 512
+CACHE_BYTES = 256 * 1024 * 1024
+# How long a computation waits for a slot of the gate before it runs anyway (a stuck one must
+# not stop every other page).
+GATE_WAIT_SECONDS = 10.0
+
+
+def _size(value: object) -> int:
+    """Return the bytes a cached value's body holds (pages, documents; 0 for small objects)."""
+    body = getattr(value, "body", value)
+    return len(body) if isinstance(body, bytes | str) else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,22 +100,30 @@ class ComputeGate:
     wait their turn, and each one that runs finishes at its own speed.
     """
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, wait: float = GATE_WAIT_SECONDS) -> None:
         self._slots = threading.Semaphore(max(1, slots))
+        self._wait = wait
         self._depth = threading.local()
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        """Hold one slot for the block (no second slot for a thread already inside)."""
+        """Hold one slot for the block (no second slot for a thread already inside).
+
+        A thread that waited ``wait`` seconds runs without a slot (logged): a computation
+        stuck in a slot slows the others, it never stops them.
+        """
         depth: int = getattr(self._depth, "n", 0)
+        holds = False
         if depth == 0:
-            self._slots.acquire()
+            holds = self._slots.acquire(timeout=self._wait)
+            if not holds:
+                log.warning("no computation slot within %.0f s; computing anyway", self._wait)
         self._depth.n = depth + 1
         try:
             yield
         finally:
             self._depth.n = depth
-            if depth == 0:
+            if holds:
                 self._slots.release()
 
 
@@ -126,8 +145,15 @@ class GenerationCache:
     holds at most ``entries`` times the number of kinds, a fixed set named in the code.
     """
 
-    def __init__(self, entries: int = CACHE_ENTRIES, gate: ComputeGate | None = None) -> None:
+    def __init__(
+        self,
+        entries: int = CACHE_ENTRIES,
+        gate: ComputeGate | None = None,
+        max_bytes: int = CACHE_BYTES,
+    ) -> None:
         self._entries = entries
+        self._max_bytes = max_bytes
+        self._bytes: dict[str, int] = {}
         self._gate = gate or PAGE_GATE
         self._newest = -1
         self._kinds: dict[str, OrderedDict[tuple[int, str], object]] = {}
@@ -182,17 +208,34 @@ class GenerationCache:
     def _keep(self, generation: int, kind: str, slot: tuple[int, str], value: object) -> None:
         if generation > self._newest:
             self._newest = generation
-            self._kinds.clear()
-        if generation == self._newest:
-            data = self._kinds.setdefault(kind, OrderedDict())
-            data[slot] = value
-            while len(data) > self._entries:
-                data.popitem(last=False)
+            self.clear_locked()
+        if generation != self._newest:
+            return
+        data = self._kinds.setdefault(kind, OrderedDict())
+        data[slot] = value
+        self._bytes[kind] = self._bytes.get(kind, 0) + _size(value)
+        while len(data) > self._entries:
+            self._drop_oldest(kind)
+        # Over the byte budget: the oldest entries of the kind holding the most bytes go first
+        # (the large documents one client asked for, never the small pages of the others).
+        while sum(self._bytes.values()) > self._max_bytes:
+            self._drop_oldest(max(self._bytes, key=lambda k: self._bytes[k]))
+
+    def _drop_oldest(self, kind: str) -> None:
+        _slot, value = self._kinds[kind].popitem(last=False)
+        self._bytes[kind] -= _size(value)
+        if not self._kinds[kind]:
+            del self._kinds[kind], self._bytes[kind]
+
+    def clear_locked(self) -> None:
+        """Drop every entry (the caller holds the lock)."""
+        self._kinds.clear()
+        self._bytes.clear()
 
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
-            self._kinds.clear()
+            self.clear_locked()
 
     def __len__(self) -> int:
         return sum(len(data) for data in self._kinds.values())

@@ -114,3 +114,36 @@ def test_computations_run_at_most_gate_slots_at_once_and_nest_without_deadlock()
     assert not any(t.is_alive() for t in threads), "deadlock"
     assert len(found) == 24 and most[0] == 1
     assert sorted(set(found))[0] == "page of read 0"
+
+
+def test_the_byte_budget_evicts_the_kind_holding_the_most_bytes() -> None:
+    # one client asking for many large documents must not push out everyone's small pages
+    cache = GenerationCache(entries=100, max_bytes=10_000)
+    for n in range(5):
+        cache.get_or_make(1, f"serve-home {n}", lambda: "x" * 100)
+    for n in range(40):
+        cache.get_or_make(1, f"serve-task {n}", lambda: b"y" * 1_000)
+    kept = [n for n in range(40) if cache.get_or_make(1, f"serve-task {n}", lambda: b"") != b""]
+    assert kept == list(range(31, 40))  # the newest nine large ones fit beside the small ones
+    assert all(cache.get_or_make(1, f"serve-home {n}", lambda: "") == "x" * 100 for n in range(5))
+    # a value larger than the budget alone is returned, not kept
+    assert cache.get_or_make(1, "serve-dump huge", lambda: b"z" * 20_000) == b"z" * 20_000
+    assert cache.get_or_make(1, "serve-dump huge", lambda: b"again") == b"again"
+
+
+def test_a_stuck_computation_slows_others_but_never_stops_them() -> None:
+    from server.services import ComputeGate
+
+    gate = ComputeGate(1, wait=0.2)
+    cache = GenerationCache(gate=gate)
+    release = threading.Event()
+    stuck = threading.Thread(
+        target=cache.get_or_make, args=(1, "slow", lambda: release.wait(5) or "late")
+    )
+    stuck.start()
+    time.sleep(0.05)
+    started = time.perf_counter()
+    assert cache.get_or_make(1, "other", lambda: "done") == "done"
+    assert 0.15 < time.perf_counter() - started < 2
+    release.set()
+    stuck.join(5)
