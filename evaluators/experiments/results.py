@@ -54,8 +54,7 @@ def _ordered(values: list[MeasureValue]) -> tuple[MeasureValue, ...]:
 def experiment_table_query(base: str, experiment_id: str) -> str:
     """Return the text of the ``experiment_table`` query with its terms bound by ``VALUES``."""
     values = f"VALUES ?graph {{ {graphs.experiment_graph(base, experiment_id)} }}"
-    text = queries.load("experiment_table").replace("#BINDINGS#", values)
-    return text.rstrip() + "\nORDER BY ?task ?type ?measure\n"
+    return queries.load("experiment_table").replace("#BINDINGS#", values)
 
 
 def aggregate_results(
