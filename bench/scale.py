@@ -19,6 +19,9 @@ builds a data directory holding a DBpedia-like knowledge base of that many tripl
 Everything runs on loopback; nothing is downloaded. Example:
 
     .venv/bin/python bench/scale.py --sizes 100000 1000000 --experiments 10000
+
+``--random-on DIR`` runs only the random-URL mode (8 clients by default, ``--duration`` seconds
+per kind of page) on a kept scale directory, as ``bench/resilience.py --scale DIR`` does.
 """
 
 from __future__ import annotations
@@ -444,6 +447,29 @@ def run_size(triples: int, args: argparse.Namespace) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def random_on(scale_dir: Path, args: argparse.Namespace) -> None:
+    """Serve a kept scale directory (``bench/resilience.py``'s layout: ``config.toml`` and
+    ``data/``) and request random URLs of every kind, dataset versions drawn from its own list."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from resilience import Server, _built_port
+
+    server = Server(scale_dir / "data", demo=False, port=_built_port(scale_dir))
+    print(f"serving {scale_dir} (pages after {server.start()[0]:.1f} s)")
+    try:
+        listed = httpx.get(server.url + "/datasets", headers={"Accept": "text/html"}, timeout=60)
+        names = sorted(set(re.findall(r'href="/dataset/([^"/]+)"', listed.text)))
+        rng = random.Random(7)
+        kinds = random_kinds(rng, args.experiments, server.url)
+        kinds["dataset version"] = lambda: f"/dataset/{rng.choice(names)}/v1"
+        found = hammer_random(server.url, kinds, args.clients, args.duration * len(kinds))
+        print(f"random URLs, {args.clients} clients (target p99 < 100 ms)")
+        print(f"{'kind':24s} {'req':>6s} {'p50 ms':>8s} {'p99 ms':>8s} errors")
+        for kind, (lat, err) in found.items():
+            print(f"{kind:24s} {len(lat):6d} {_pct(lat, 0.5):8.1f} {_pct(lat, 0.99):8.1f} {err}")
+    finally:
+        server.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -452,7 +478,16 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--tmp", default=None, help="where to build the stores (default: /tmp)")
+    parser.add_argument(
+        "--random-on",
+        type=Path,
+        metavar="DIR",
+        help="only the random-URL mode, on a kept scale directory (config.toml and data/)",
+    )
     args = parser.parse_args()
+    if args.random_on is not None:
+        random_on(args.random_on, args)
+        return 0
     for size in args.sizes:
         run_size(size, args)
     return 0
