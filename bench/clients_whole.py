@@ -39,18 +39,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from experiment_page import write_files  # noqa: E402
+from experiment_page import build_wide_experiment  # noqa: E402
 from pyld import jsonld  # noqa: E402
 from rdflib import Graph  # noqa: E402
 from waitress import wasyncore  # noqa: E402
 
-from evaluators.datasets import library  # noqa: E402
-from evaluators.experiments.runner import ExperimentRequest, SystemRequest  # noqa: E402
-from evaluators.systems.protocol import SystemKind  # noqa: E402
 from server import httpd  # noqa: E402
-from server.app import create_app  # noqa: E402
-from server.config import config_from_dict  # noqa: E402
-from server.services import RUNNER_KEY  # noqa: E402
 from tests.clients.jena import jena_command  # noqa: E402
 
 CLIENTS = REPO / "tests" / "clients"
@@ -134,30 +128,6 @@ def pages(url: str) -> list[tuple[str, set[str]]]:
     return out
 
 
-def build(folder: Path, base: str, systems: int, questions: int) -> tuple[object, str, int]:
-    """Create the app with the large experiment; return it, the experiment id, its tasks."""
-    config = config_from_dict(
-        {
-            "server": {"base_iri": base, "demo": False, "query_workers": 1},
-            "store": {"data_dir": str(folder / "data")},
-        },
-        source=REPO / "config.toml",
-    )
-    app = create_app(config)
-    svc = app.extensions["services"]
-    dataset, answers = write_files(folder, systems, questions)
-    library.load_dataset(svc.store, base, dataset, name="wide")
-    svc.notify_write()
-    runner = app.extensions[RUNNER_KEY]
-    requests = tuple(
-        SystemRequest(f"system-{k}", SystemKind.ANSWER_FILE, answers_path=path)
-        for k, path in enumerate(answers)
-    )
-    run = runner.submit(ExperimentRequest(systems=requests, datasets=("wide",), publish=True))
-    runner.run(run.id)
-    return app, run.id, len(runner.summary(run.id).tasks)
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -192,7 +162,7 @@ def main() -> int:
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
         started = time.perf_counter()
-        app, experiment, tasks = build(folder, base, args.systems, args.questions)
+        app, experiment, tasks = build_wide_experiment(folder, base, args.systems, args.questions)
         settings = app.extensions["services"].config.server  # type: ignore[attr-defined]
         servers, events, adjustments = httpd.create_servers(app, settings, "127.0.0.1", port)
         threading.Thread(target=httpd.run, args=(servers, events, adjustments), daemon=True).start()

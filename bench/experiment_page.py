@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -91,6 +92,34 @@ def _plain_loop(a: list[float], b: list[float], iterations: int, seed: int) -> i
     return count
 
 
+def build_wide_experiment(
+    folder: Path, base: str, systems: int, questions: int
+) -> tuple[Any, str, int]:
+    """Create an app over a fresh store in ``folder`` holding one published experiment of
+    ``systems`` answers-file systems on a ``questions``-question dataset ("wide"), run;
+    return the app, the experiment id and its number of tasks."""
+    config = config_from_dict(
+        {
+            "server": {"base_iri": base, "demo": False, "query_workers": 1},
+            "store": {"data_dir": str(folder / "data")},
+        },
+        source=REPO / "config.toml",
+    )
+    app = create_app(config)
+    svc = app.extensions["services"]
+    dataset, answers = write_files(folder, systems, questions)
+    library.load_dataset(svc.store, base, dataset, name="wide")
+    svc.notify_write()
+    runner = app.extensions[RUNNER_KEY]
+    requests = tuple(
+        SystemRequest(f"system-{k}", SystemKind.ANSWER_FILE, answers_path=path)
+        for k, path in enumerate(answers)
+    )
+    run = runner.submit(ExperimentRequest(systems=requests, datasets=("wide",), publish=True))
+    runner.run(run.id)
+    return app, run.id, len(runner.summary(run.id).tasks)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--systems", type=int, default=10)
@@ -98,33 +127,15 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        config = config_from_dict(
-            {
-                "server": {"base_iri": BASE, "demo": False, "query_workers": 1},
-                "store": {"data_dir": str(folder / "data")},
-            },
-            source=REPO / "config.toml",
-        )
-        app = create_app(config)
-        svc = app.extensions["services"]
-        dataset, answers = write_files(folder, args.systems, args.questions)
-        library.load_dataset(svc.store, BASE, dataset, name="wide")
-        svc.notify_write()
-        runner = app.extensions[RUNNER_KEY]
-        systems = tuple(
-            SystemRequest(f"system-{k}", SystemKind.ANSWER_FILE, answers_path=path)
-            for k, path in enumerate(answers)
-        )
         started = time.perf_counter()
-        submission = runner.submit(
-            ExperimentRequest(systems=systems, datasets=("wide",), publish=True)
+        app, experiment_id, _tasks = build_wide_experiment(
+            Path(tmp), BASE, args.systems, args.questions
         )
-        runner.run(submission.id)
+        svc = app.extensions["services"]
         print(f"experiment of {args.systems} systems x {args.questions} questions run in "
               f"{time.perf_counter() - started:.1f} s")  # fmt: skip
         client = app.test_client()
-        path = f"/experiment/{submission.id}"
+        path = f"/experiment/{experiment_id}"
         assert client.get(path, headers={"Accept": "text/html"}).status_code == 200
         times = []
         for n in range(args.repeats):
@@ -139,7 +150,10 @@ def main() -> int:
         print(f"experiment page after a write: median {median * 1000:.0f} ms, worst "
               f"{worst * 1000:.0f} ms (target < 1000 ms: ratio {worst:.2f})")  # fmt: skip
         rng = random.Random(1)
-        scores = [[rng.choice((0.0, 0.5, 1.0)) for _ in range(args.questions)] for _ in answers]
+        scores = [
+            [rng.choice((0.0, 0.5, 1.0)) for _ in range(args.questions)]
+            for _ in range(args.systems)
+        ]
         started = time.perf_counter()
         pairwise(scores, iterations=2000, seed=0)
         fast = time.perf_counter() - started

@@ -208,7 +208,7 @@ class GenerationCache:
     def _keep(self, generation: int, kind: str, slot: tuple[int, str], value: object) -> None:
         if generation > self._newest:
             self._newest = generation
-            self.clear_locked()
+            self._drop_all()
         if generation != self._newest:
             return
         data = self._kinds.setdefault(kind, OrderedDict())
@@ -227,7 +227,7 @@ class GenerationCache:
         if not self._kinds[kind]:
             del self._kinds[kind], self._bytes[kind]
 
-    def clear_locked(self) -> None:
+    def _drop_all(self) -> None:
         """Drop every entry (the caller holds the lock)."""
         self._kinds.clear()
         self._bytes.clear()
@@ -235,7 +235,7 @@ class GenerationCache:
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
-            self.clear_locked()
+            self._drop_all()
 
     def __len__(self) -> int:
         return sum(len(data) for data in self._kinds.values())

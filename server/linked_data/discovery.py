@@ -14,6 +14,8 @@ counts: private experiments are never listed, whatever tokens the crawler holds.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TypeVar
 from xml.etree import ElementTree as ET
 
 from flask import Blueprint, Response
@@ -30,6 +32,7 @@ from vocab.project import QAB
 from vocab.standard import RDF
 
 bp = Blueprint("discovery", __name__)
+D = TypeVar("D")
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 # Pages that exist whatever the data.
@@ -149,26 +152,25 @@ def _here(reader: Reader) -> str:
     return access_root(reader.svc.base)
 
 
-# Crawler files: public (tokens never change them), no document URLs, an hour of freshness.
-_CRAWLER = {"documents": False, "public": True, "max_age": 3600, "variant": _here}
-SITEMAP_INDEX: Resource[int] = Resource(
-    formats=(XML,),
-    load=_sitemap_pages,
-    extra=((XML, _index_xml),),
-    **_CRAWLER,  # type: ignore[arg-type]
-)
-SITEMAP_PAGE: Resource[list[NamedNode]] = Resource(
-    formats=(XML,),
-    load=_page_slice,
-    extra=((XML, _page_xml),),
-    **_CRAWLER,  # type: ignore[arg-type]
-)
-ROBOTS: Resource[None] = Resource(
-    formats=(TEXT,),
-    load=lambda _reader: None,
-    extra=((TEXT, _robots_text),),
-    **_CRAWLER,  # type: ignore[arg-type]
-)
+def _crawler_file(
+    form: Representation, load: Callable[[Reader], D], render: Callable[[Reader, D], bytes]
+) -> Resource[D]:
+    """A crawler file: one form, public (tokens never change it), no document URLs, an hour of
+    freshness, its body naming the address the request reached."""
+    return Resource(
+        formats=(form,),
+        load=load,
+        extra=((form, render),),
+        documents=False,
+        public=True,
+        max_age=3600,
+        variant=_here,
+    )
+
+
+SITEMAP_INDEX = _crawler_file(XML, _sitemap_pages, _index_xml)
+SITEMAP_PAGE = _crawler_file(XML, _page_slice, _page_xml)
+ROBOTS = _crawler_file(TEXT, lambda _reader: None, _robots_text)
 
 
 @bp.route("/sitemap.xml")
