@@ -407,6 +407,26 @@ def release_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
+# Collections of the young generations: after every 10,000 allocations net of frees (700 by
+# default), and the next older one every 10 of those. Fewer collections of what the caches hold.
+GC_THRESHOLDS = (10_000, 10, 10)
+
+
+def settle_heap() -> None:
+    """Exempt what start-up built (the experiment and visibility indexes, parsed templates,
+    imported modules) from Python's cyclic garbage collector, and collect less often.
+
+    A full collection visits every tracked object with every thread stopped: at 10,000
+    experiments 140-190 ms, about once in 75 cold pages, which alone made the pages' p99
+    (``bench/scale.py --random-on``; docs/server.md, "Limits"). Frozen objects are still freed
+    by reference counting when nothing holds them; only cycles among them would wait, and
+    start-up's objects live as long as the process.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 # Seconds between two snapshots of a changed experiment index (and one more at close).
 SNAPSHOT_SECONDS = 30.0
 

@@ -22,7 +22,7 @@ from server.app import create_app
 from server.cli.context import Context
 from server.cli.store_owner import remove_server_file, write_server_file
 from server.config import Config
-from server.services import Services
+from server.services import Services, settle_heap
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,7 @@ def serve(config: Config, host: str, port: int) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         services.pool.start()
+        settle_heap()
         servers, events, adjustments = httpd.create_servers(
             app,
             config.server,

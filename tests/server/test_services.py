@@ -3,6 +3,9 @@ and only the newest generation kept."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -147,3 +150,29 @@ def test_a_stuck_computation_slows_others_but_never_stops_them() -> None:
     assert 0.15 < time.perf_counter() - started < 2
     release.set()
     stuck.join(5)
+
+
+def test_settling_the_heap_keeps_start_up_objects_out_of_full_collections() -> None:
+    # In a fresh interpreter: freezing is process-wide and would change this one's collector.
+    script = """
+import gc, json, time
+from server.services import GC_THRESHOLDS, settle_heap
+built = [[n] for n in range(300_000)]  # what start-up builds (indexes)
+before = len(gc.get_objects())
+settle_heap()
+after = len(gc.get_objects())
+print(json.dumps({"before": before, "after": after, "frozen": gc.get_freeze_count(),
+                  "threshold": list(gc.get_threshold()), "wanted": list(GC_THRESHOLDS),
+                  "kept": len(built)}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    found = json.loads(out.stdout)
+    assert found["kept"] == 300_000  # frozen objects stay usable
+    assert found["before"] > 300_000
+    # a full collection now visits what was made after start-up, not the start-up objects
+    assert found["after"] < 1_000
+    assert found["frozen"] >= 300_000
+    assert found["threshold"] == found["wanted"]
+    assert found["wanted"][0] > 700  # young collections less often than Python's default
