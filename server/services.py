@@ -418,9 +418,9 @@ def settle_heap() -> None:
 
     A full collection visits every tracked object with every thread stopped: at 10,000
     experiments 140-190 ms, about once in 75 cold pages, which alone made the pages' p99
-    (``bench/scale.py --random-on``; docs/server.md, "Limits"). Frozen objects are still freed
-    by reference counting when nothing holds them; only cycles among them would wait, and
-    start-up's objects live as long as the process.
+    (``bench/scale.py --random-on``; docs/server.md, "Random URLs at 10,000 experiments").
+    Frozen objects are still freed by reference counting when nothing holds them; only cycles
+    among them would wait, and start-up's objects live as long as the process.
     """
     gc.collect()
     gc.freeze()
