@@ -307,6 +307,10 @@ class Services:
         """Return the generation of what anonymous readers see (moved by public writes only)."""
         return self.writes.public
 
+    def remember(self, key: str, make: Callable[[], T]) -> T:
+        """Return ``make()`` for ``key``, computed once per store generation."""
+        return self.cache.get_or_make(self.generation, key, make)
+
     def notify_write(self) -> None:
         """Record that the store changed: index, generation, caches, and the SPARQL views."""
         self.last_write[0] = time.time()

@@ -21,14 +21,15 @@ task's observations that groups them by question, kept per store generation.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import islice
+from typing import Protocol, TypeVar
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
 from evaluators.model import question_order
-from server.services import Services
+from store.protocol import RdfStore
 from vocab import iris
 from vocab.project import QAB
 from vocab.qb import QB
@@ -54,11 +55,28 @@ class Part:
     exact: bool = True
 
 
+T = TypeVar("T")
+
+
+class Source(Protocol):
+    """Where parts are read from: the store (or a view of it), the base IRI, and a memo that
+    keeps a computed value while the data it was read from stays the same.
+    ``server.services.Services`` is one; a query worker reading a view is another."""
+
+    @property
+    def store(self) -> RdfStore: ...
+
+    @property
+    def base(self) -> str: ...
+
+    def remember(self, key: str, make: Callable[[], T]) -> T: ...
+
+
 def _pages(total: int, size: int) -> int:
     return max(1, -(-total // size))
 
 
-def _followed(svc: Services, node: object, experiment: str) -> bool:
+def _followed(svc: Source, node: object, experiment: str) -> bool:
     """Return whether the aggregate part of ``experiment``'s documents follows a link to
     ``node``: anything in the graph but the per-question results and replies."""
     if isinstance(node, BlankNode):
@@ -70,7 +88,7 @@ def _followed(svc: Services, node: object, experiment: str) -> bool:
 
 
 def _walk(
-    svc: Services,
+    svc: Source,
     start: Iterable[NamedNode | BlankNode],
     graph: NamedNode,
     experiment: str,
@@ -100,7 +118,7 @@ def _walk(
     return out
 
 
-def _aggregates(svc: Services, task: NamedNode, graph: NamedNode) -> list[NamedNode]:
+def _aggregates(svc: Source, task: NamedNode, graph: NamedNode) -> list[NamedNode]:
     """Return a task's data sets and the observations of its aggregate ones."""
     found: list[NamedNode] = []
     for made in svc.store.quads(None, PROV.wasGeneratedBy, task, graph):
@@ -117,7 +135,7 @@ def _aggregates(svc: Services, task: NamedNode, graph: NamedNode) -> list[NamedN
     return found
 
 
-def _tasks(svc: Services, experiment: NamedNode, graph: NamedNode) -> list[NamedNode]:
+def _tasks(svc: Source, experiment: NamedNode, graph: NamedNode) -> list[NamedNode]:
     found = [
         q.object
         for q in svc.store.quads(experiment, QAB.task, None, graph)
@@ -126,7 +144,7 @@ def _tasks(svc: Services, experiment: NamedNode, graph: NamedNode) -> list[Named
     return sorted(found, key=lambda t: question_order(t.value.rsplit("/", 1)[-1]))
 
 
-def experiment_part(svc: Services, iri: NamedNode, graph: NamedNode, page: int) -> Part:
+def experiment_part(svc: Source, iri: NamedNode, graph: NamedNode, page: int) -> Part:
     """Return page ``page`` of an experiment's document (its tasks ``DOCUMENT_TASKS`` a page)."""
     ref = iris.parse(svc.base, iri.value)
     experiment = ref.parts[0] if ref is not None else ""
@@ -159,7 +177,7 @@ class QuestionNodes:
     replies: list[NamedNode]
 
 
-def question_results(svc: Services, task: NamedNode, graph: NamedNode) -> list[QuestionNodes]:
+def question_results(svc: Source, task: NamedNode, graph: NamedNode) -> list[QuestionNodes]:
     """Return a task's per-question nodes grouped by question, in natural question order
     (read once per store generation)."""
 
@@ -186,10 +204,10 @@ def question_results(svc: Services, task: NamedNode, graph: NamedNode) -> list[Q
                     _of(quad.subject, run.value + "/question/").replies.append(quad.subject)
         return [groups[k] for k in sorted(groups, key=question_order)]
 
-    return svc.cache.get_or_make(svc.generation, f"question-results {task.value}", _group)
+    return svc.remember(f"question-results {task.value}", _group)
 
 
-def task_part(svc: Services, task: NamedNode, graph: NamedNode, page: int) -> Part:
+def task_part(svc: Source, task: NamedNode, graph: NamedNode, page: int) -> Part:
     """Return page ``page`` of a task's document: the task, its aggregate results, and the
     per-question results of ``DOCUMENT_QUESTIONS`` questions."""
     ref = iris.parse(svc.base, task.value)
@@ -208,7 +226,7 @@ def task_part(svc: Services, task: NamedNode, graph: NamedNode, page: int) -> Pa
     return Part(list(out), page, pages)
 
 
-def _asking_run(svc: Services, task: NamedNode, graph: NamedNode) -> NamedNode | None:
+def _asking_run(svc: Source, task: NamedNode, graph: NamedNode) -> NamedNode | None:
     """Return the asking run whose replies a task scored (same system, version, language)."""
     own = {q.predicate: q.object for q in svc.store.quads(task, None, None, graph)}
     wanted = (own.get(QAB.system), own.get(QAB.datasetVersion), own.get(DCTERMS.language))
@@ -226,7 +244,7 @@ def _asking_run(svc: Services, task: NamedNode, graph: NamedNode) -> NamedNode |
     return None
 
 
-def _subtree(svc: Services, node: NamedNode, graph: NamedNode) -> list[Quad]:
+def _subtree(svc: Source, node: NamedNode, graph: NamedNode) -> list[Quad]:
     """Return the quads of ``node`` and of the nodes below it that it links to."""
     out: list[Quad] = []
     todo: deque[NamedNode | BlankNode] = deque([node])
@@ -246,7 +264,7 @@ def _subtree(svc: Services, node: NamedNode, graph: NamedNode) -> list[Quad]:
     return out
 
 
-def graph_part(svc: Services, graph: NamedNode, page: int) -> Part:
+def graph_part(svc: Source, graph: NamedNode, page: int) -> Part:
     """Return page ``page`` of a graph's quads (``DOCUMENT_GRAPH_QUADS`` a page)."""
     start = (page - 1) * DOCUMENT_GRAPH_QUADS
     # one more than a page tells whether another page follows

@@ -79,6 +79,9 @@ class QueryOutcome(NamedTuple):
     message: str = ""
     line: int | None = None
     column: int | None = None
+    # A document part (``server.linked_data.part_jobs``): how many pages its document has.
+    pages: int = 0
+    exact: bool = True
     body: tuple[bytes, ...] = ()
 
     def with_body(self, body: tuple[bytes, ...]) -> QueryOutcome:

@@ -41,6 +41,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
+from server.linked_data.part_jobs import Memo, PartJob, read_part
 from server.sparql import isolation
 from server.sparql.fairness import FairQueue, OverBudget, Refused
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
@@ -130,6 +131,7 @@ def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
     cut_off = isolation.cut_off_network()
     isolation.limit_memory(memory_bytes)
     views = _Views()
+    memo = Memo(OPEN_VIEWS)
     conn.send_bytes(cut_off.encode())
     while True:
         try:
@@ -139,9 +141,9 @@ def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
             return
         if message[0] == "stop":
             return
-        job = QueryJob(*message[1])
+        job = PartJob(*message[1]) if message[0] == "part" else QueryJob(*message[1])
         try:
-            _serve(conn, views, job)
+            _serve(conn, views, job, memo)
         except MemoryError:
             # The heap may be in any state now: report, then leave room for a fresh worker.
             send_outcome(conn, QueryOutcome("", failure="memory", message="out of memory"))
@@ -160,7 +162,7 @@ def send_outcome(conn: Connection, outcome: QueryOutcome) -> None:
         conn.send_bytes(_MORE + body[offset : offset + CHUNK_BYTES])
 
 
-def _serve(conn: Connection, views: _Views, job: QueryJob) -> None:
+def _serve(conn: Connection, views: _Views, job: QueryJob | PartJob, memo: Memo) -> None:
     if not views.has(job.view):
         # Opening is announced so that it does not count against the query's time limit.
         conn.send_bytes(_LOADING)
@@ -170,7 +172,11 @@ def _serve(conn: Connection, views: _Views, job: QueryJob) -> None:
             send_outcome(conn, QueryOutcome("", failure="evaluation", message=str(exc)))
             return
         conn.send_bytes(_LOADED)
-    send_outcome(conn, evaluate_job(views.get(job.view), job))
+    store = views.get(job.view)
+    if isinstance(job, PartJob):
+        send_outcome(conn, read_part(store, job, memo))
+    else:
+        send_outcome(conn, evaluate_job(store, job))
 
 
 def receive_outcome(conn: Connection, frame: bytes) -> QueryOutcome:
@@ -333,8 +339,11 @@ class QueryPool:
         for _ in range(self._size):
             self._spawn_later()
 
-    def run(self, job: QueryJob, client: str = "") -> QueryOutcome:
-        """Evaluate ``job`` for ``client`` on a worker (over the view the job names).
+    def run(
+        self, job: QueryJob | PartJob, client: str = "", wait: float | None = None
+    ) -> QueryOutcome:
+        """Evaluate ``job`` for ``client`` on a worker (over the view the job names), waiting
+        at most ``wait`` seconds for a free worker (default: a little over the time limit).
 
         Raises:
             OverBudgetError: the client used its share of worker time.
@@ -347,7 +356,9 @@ class QueryPool:
         if not self._ready.wait(LOAD_TIMEOUT_SECONDS):
             raise PoolBusyError("No query worker could be started")
         try:
-            worker, started = self.fair.take(client, self._timeout + WAIT_GRACE_SECONDS)
+            worker, started = self.fair.take(
+                client, self._timeout + WAIT_GRACE_SECONDS if wait is None else wait
+            )
         except OverBudget as exc:
             raise OverBudgetError(str(exc), exc.retry_after) from exc
         except Refused as exc:
@@ -369,8 +380,9 @@ class QueryPool:
         self.fair.put(worker)
         return outcome
 
-    def _exchange(self, worker: _Worker, job: QueryJob) -> QueryOutcome:
-        worker.conn.send_bytes(pickle.dumps(("query", tuple(job)), pickle.HIGHEST_PROTOCOL))
+    def _exchange(self, worker: _Worker, job: QueryJob | PartJob) -> QueryOutcome:
+        kind = "part" if isinstance(job, PartJob) else "query"
+        worker.conn.send_bytes(pickle.dumps((kind, tuple(job)), pickle.HIGHEST_PROTOCOL))
         frame = self._wait(worker)
         if frame == _LOADING:
             # The time budget starts once the worker has opened the view.
