@@ -113,18 +113,32 @@ class ComputeGate:
         stuck in a slot slows the others, it never stops them.
         """
         depth: int = getattr(self._depth, "n", 0)
-        holds = False
         if depth == 0:
-            holds = self._slots.acquire(timeout=self._wait)
-            if not holds:
+            self._depth.holds = self._slots.acquire(timeout=self._wait)
+            if not self._depth.holds:
                 log.warning("no computation slot within %.0f s; computing anyway", self._wait)
         self._depth.n = depth + 1
         try:
             yield
         finally:
             self._depth.n = depth
-            if holds:
+            if depth == 0 and self._depth.holds:
+                self._depth.holds = False
                 self._slots.release()
+
+    @contextmanager
+    def released(self) -> Iterator[None]:
+        """Give this thread's slot to another for the block: while it waits for another
+        process (a query worker reading a document part), it computes nothing here."""
+        if not getattr(self._depth, "holds", False):
+            yield
+            return
+        self._depth.holds = False
+        self._slots.release()
+        try:
+            yield
+        finally:
+            self._depth.holds = self._slots.acquire(timeout=self._wait)
 
 
 # One gate for every cache of the process: the interpreter lock is one for all of them.

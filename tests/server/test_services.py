@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from server.services import GenerationCache
+from server.services import ComputeGate, GenerationCache
 
 
 def test_concurrent_misses_compute_once() -> None:
@@ -176,3 +176,44 @@ print(json.dumps({"before": before, "after": after, "frozen": gc.get_freeze_coun
     assert found["frozen"] >= 300_000
     assert found["threshold"] == found["wanted"]
     assert found["wanted"][0] > 700  # young collections less often than Python's default
+
+
+def test_a_computation_waiting_for_another_process_gives_its_slot_away() -> None:
+    gate = ComputeGate(1, wait=5.0)
+    waiting = threading.Event()
+    go_on = threading.Event()
+    order: list[str] = []
+
+    def _offloading() -> None:
+        with gate.held():
+            order.append("offload starts")
+            with gate.released():
+                waiting.set()
+                go_on.wait(5)  # the worker process reading
+            order.append("offload ends")
+
+    def _other() -> None:
+        waiting.wait(5)
+        with gate.held():  # would wait 5 s for the one slot if it were not given away
+            order.append("other computes")
+        go_on.set()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=_offloading), threading.Thread(target=_other)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert order == ["offload starts", "other computes", "offload ends"]
+    assert time.perf_counter() - started < 2
+    # the one slot is free again afterwards (not lost): another thread gets it at once
+    entered = threading.Event()
+
+    def _again() -> None:
+        with gate.held():
+            entered.set()
+
+    again = threading.Thread(target=_again)
+    again.start()
+    assert entered.wait(2)
+    again.join(5)
