@@ -126,19 +126,13 @@ class ComputeGate:
                 self._depth.holds = False
                 self._slots.release()
 
-    @contextmanager
-    def released(self) -> Iterator[None]:
-        """Give this thread's slot to another for the block: while it waits for another
-        process (a query worker reading a document part), it computes nothing here."""
-        if not getattr(self._depth, "holds", False):
-            yield
-            return
-        self._depth.holds = False
-        self._slots.release()
-        try:
-            yield
-        finally:
-            self._depth.holds = self._slots.acquire(timeout=self._wait)
+    def step_out(self) -> None:
+        """Give this thread's slot to another computation for the rest of its own: it waits
+        for another process now (a query worker reading a document part), and what is left
+        after that (parsing and writing what the worker sent) is short, like a cache hit."""
+        if getattr(self._depth, "holds", False):
+            self._depth.holds = False
+            self._slots.release()
 
 
 # One gate for every cache of the process: the interpreter lock is one for all of them.

@@ -145,13 +145,13 @@ def _read_elsewhere(
     if vis.unlocked or not svc.pool.started:
         return None
     try:
+        view = svc.view(PART_VIEW_WAIT_SECONDS)
+        if graph.value not in view.graphs:
+            return None
         # waiting for another process computes nothing here: another page may (its slot)
-        with PAGE_GATE.released():
-            view = svc.view(PART_VIEW_WAIT_SECONDS)
-            if graph.value not in view.graphs:
-                return None
-            job = PartJob(str(view.path), svc.base, kind, iri.value, graph.value, page)
-            outcome = svc.pool.run(job, PAGES_CLIENT, wait=PART_WORKER_WAIT_SECONDS)
+        PAGE_GATE.step_out()
+        job = PartJob(str(view.path), svc.base, kind, iri.value, graph.value, page)
+        outcome = svc.pool.run(job, PAGES_CLIENT, wait=PART_WORKER_WAIT_SECONDS)
         if outcome.failure is None:
             return part_of(outcome, page)
         log.warning("a query worker could not read %s: %s", iri.value, outcome.message)

@@ -187,9 +187,9 @@ def test_a_computation_waiting_for_another_process_gives_its_slot_away() -> None
     def _offloading() -> None:
         with gate.held():
             order.append("offload starts")
-            with gate.released():
-                waiting.set()
-                go_on.wait(5)  # the worker process reading
+            gate.step_out()
+            waiting.set()
+            go_on.wait(5)  # the worker process reading
             order.append("offload ends")
 
     def _other() -> None:
