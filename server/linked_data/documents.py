@@ -22,12 +22,13 @@ from itertools import islice
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
-from server.linked_data.part_jobs import READERS, PartJob, part_of
-from server.linked_data.parts import Part, graph_part
+from server.linked_data.part_jobs import READERS, DocumentJob
+from server.linked_data.parts import MAX_DOCUMENT_QUADS, Part, graph_part
 from server.replica.views import ViewNotReadyError
 from server.services import PAGE_GATE, Services, Visibility
 from server.sparql.workers import PoolError
 from server.web.problems import Problem
+from server.web.representations import Representation
 from store import graphs
 from vocab import iris
 from vocab.project import QAB
@@ -38,8 +39,6 @@ log = logging.getLogger(__name__)
 
 # Links from members back to the resource that owns them.
 _MEMBER_LINKS = (QAB.ofTask, QB.dataSet)
-# No document page holds more (pages keep them far smaller; this bounds what nothing pages).
-MAX_DOCUMENT_QUADS = 250_000
 # How long a part waits for the view of the newest write, and for a free query worker, before
 # the serving process reads it itself.
 PART_VIEW_WAIT_SECONDS = 0.5
@@ -119,13 +118,8 @@ def document_part(svc: Services, iri: NamedNode, vis: Visibility, page: int) -> 
         # Decided before the store is read: a private experiment's resources and missing ones
         # take the same (constant) time, so timing cannot tell which private ids exist.
         return Part([])
-    ref = iris.parse(svc.base, iri.value)
-    paged = ref is not None and ref.exact and (ref.kind == "experiment" or ref.number)
-    if owner is not None and ref is not None and paged and ref.kind in READERS:
-        part = _read_elsewhere(svc, ref.kind, iri, owner, page, vis)
-        if part is None:
-            part = READERS[ref.kind](svc, iri, owner, page)
-        return _bounded(part, iri)
+    if owner is not None and (kind := _paged_kind(svc, iri)) is not None:
+        return _bounded(READERS[kind](svc, iri, owner, page), iri)
     out = _described(svc, iri, vis, owner)
     linked = [q.object for q in list(out) if q.subject == iri and q.predicate == QAB.graph]
     visible = [t for t in linked if isinstance(t, NamedNode) and vis.can_see(t)]
@@ -135,31 +129,61 @@ def document_part(svc: Services, iri: NamedNode, vis: Visibility, page: int) -> 
     return _bounded(Part([*out, *part.quads], part.page, part.pages, part.exact), iri)
 
 
-def _read_elsewhere(
-    svc: Services, kind: str, iri: NamedNode, graph: NamedNode, page: int, vis: Visibility
-) -> Part | None:
-    """Return the part as a query worker read it from the public view
-    (``server.linked_data.part_jobs``), or None where this process reads it: for a reader
-    whose tokens open private experiments, before the workers were started (commands, tests
-    of the application alone), or when no view or worker is at hand at once."""
-    if vis.unlocked or not svc.pool.started:
+def _paged_kind(svc: Services, iri: NamedNode) -> str | None:
+    """Return ``experiment`` or ``task`` when ``iri`` is one (their documents come a page at
+    a time), else None."""
+    ref = iris.parse(svc.base, iri.value)
+    if ref is None or not ref.exact or ref.kind not in READERS:
+        return None
+    return ref.kind if ref.kind == "experiment" or ref.number else None
+
+
+def document_elsewhere(
+    svc: Services,
+    iri: NamedNode,
+    vis: Visibility,
+    page: int,
+    path: str,
+    rep: Representation,
+    as_graph: bool,
+) -> tuple[bytes, Part] | None:
+    """Return page ``page`` of an experiment's or a task's document in the RDF form ``rep`` as
+    a query worker wrote it from the public view (``server.linked_data.part_jobs``), and where
+    it is (a ``Part`` without quads); None where this process writes it: for a reader whose
+    tokens open private experiments, for what is not public, before the workers were started
+    (commands, tests of the application alone), when no view or worker is at hand at once, or
+    for a page the worker leaves (empty, past the end, too large)."""
+    if vis.unlocked or not svc.pool.started or rep.rdf_format is None:
+        return None
+    owner = owner_graph(svc, iri)
+    kind = _paged_kind(svc, iri)
+    if owner is None or kind is None or not vis.can_see(owner):
         return None
     try:
         view = svc.view(PART_VIEW_WAIT_SECONDS)
-        if graph.value not in view.graphs:
+        if owner.value not in view.graphs:
             return None
         # waiting for another process computes nothing here: another page may (its slot)
         PAGE_GATE.step_out()
-        job = PartJob(str(view.path), svc.base, kind, iri.value, graph.value, page)
+        job = DocumentJob(
+            str(view.path),
+            svc.base,
+            kind,
+            iri.value,
+            owner.value,
+            page,
+            path,
+            rep.media_type,
+            as_graph,
+        )
         outcome = svc.pool.run(job, PAGES_CLIENT, wait=PART_WORKER_WAIT_SECONDS)
-        if outcome.failure is None:
-            return part_of(outcome, page)
-        log.warning("a query worker could not read %s: %s", iri.value, outcome.message)
     except (PoolError, ViewNotReadyError) as exc:
-        log.debug("reading %s here: %s", iri.value, exc)
-    except SyntaxError as exc:
-        log.warning("a query worker sent an unreadable part of %s: %s", iri.value, exc)
-    return None
+        log.debug("writing %s here: %s", iri.value, exc)
+        return None
+    if outcome.failure is not None:
+        log.debug("writing %s here: %s", iri.value, outcome.message)
+        return None
+    return outcome.data, Part([], page, outcome.pages, outcome.exact)
 
 
 def _bounded(part: Part, iri: NamedNode) -> Part:

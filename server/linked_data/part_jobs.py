@@ -1,14 +1,16 @@
-"""Experiment and task document parts read by the query workers, beside the serving process.
+"""Experiment and task documents written by the query workers, beside the serving process.
 
 Reading a cold part of an experiment's or a task's document costs 5-10 ms at 10,000 experiments,
 nearly all of it the store decoding terms (every IRI longer than 16 bytes is a lookup of its
 own), and pattern lookups hold Python's interpreter lock while they do: the one interpreter
 that serves every request stops for them. For an anonymous reader the public view
-(``server.replica.views``) holds exactly what the reader may see, so the part is read there
-by a query worker (``server.sparql.workers``, the same processes, isolation and time limit as
-public SPARQL queries), which sends it back as N-Quads written by the engine; the serving
-process parses them (about 1 ms for 1,000 quads) and goes on as if it had read them itself.
-The part is the same either way: ``server.linked_data.parts`` reads it in both places.
+(``server.replica.views``) holds exactly what the reader may see, so a query worker
+(``server.sparql.workers``: the same processes, isolation and time limit as public SPARQL
+queries) reads the page there and writes it in the asked form; the serving process sends the
+bytes on. The document is the same either way: the worker reads it with
+``server.linked_data.parts`` and writes it with ``server.linked_data.serialisation``, as the
+serving process does. A page the worker does not write (empty, past the end, too large) is
+left to the serving process, which answers it as always.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
-from pyoxigraph import NamedNode, RdfFormat, parse, serialize
+from pyoxigraph import NamedNode
 
-from server.linked_data.parts import Part, experiment_part, task_part
+from server.linked_data.parts import MAX_DOCUMENT_QUADS, experiment_part, task_part, with_view
+from server.linked_data.serialisation import serialize_document
 from server.sparql.jobs import QueryOutcome
+from server.web.representations import DOCUMENT_FORMATS
 from store.errors import StoreError
 from store.protocol import RdfStore
 
@@ -30,12 +34,15 @@ T = TypeVar("T")
 READERS = {"experiment": experiment_part, "task": task_part}
 # Values a worker remembers per view (a task's questions grouped, read once for all its pages).
 REMEMBERED_PER_VIEW = 64
-NQUADS_MEDIA = "application/n-quads"
+# The RDF forms a worker writes, by media type.
+_FORMS = {rep.media_type: rep for rep in DOCUMENT_FORMATS if rep.rdf_format is not None}
 
 
-class PartJob(NamedTuple):
+class DocumentJob(NamedTuple):
     """Page ``page`` of the document of ``iri`` (an experiment or a task: ``kind``), whose
-    quads are in ``graph``, read from the view at ``view`` with base IRI ``base``."""
+    quads are in ``graph``, read from the view at ``view``; written in the form of media type
+    ``media`` (``as_graph``: quad forms hold triples only), for the URL path ``path`` (where
+    its ``hydra:view`` points), with base IRI ``base``."""
 
     view: str
     base: str
@@ -43,6 +50,9 @@ class PartJob(NamedTuple):
     iri: str
     graph: str
     page: int
+    path: str
+    media: str
+    as_graph: bool
 
 
 class Memo:
@@ -88,35 +98,28 @@ class _ViewSource:
         return value
 
 
-def read_part(store: RdfStore, job: PartJob, memo: Memo) -> QueryOutcome:
-    """Read ``job``'s part from ``store`` (the view, in a worker) as an outcome whose body is
-    the part's quads in N-Quads; failures are reported in the outcome."""
-    read = READERS.get(job.kind)
-    if read is None:
-        return QueryOutcome("", failure="evaluation", message=f"no part of a {job.kind}")
+def write_document(store: RdfStore, job: DocumentJob, memo: Memo) -> QueryOutcome:
+    """Read and write ``job``'s page from ``store`` (the view, in a worker): the outcome's body
+    is the document, ``pages``/``exact`` say where it is; failures are reported in it (a page
+    left to the serving process is one)."""
+    read, rep = READERS.get(job.kind), _FORMS.get(job.media)
+    if read is None or rep is None:
+        return QueryOutcome("", failure="evaluation", message="not a document a worker writes")
     source = _ViewSource(store, job.base, memo.of(job.view))
+    node = NamedNode(job.iri)
     try:
-        part = read(source, NamedNode(job.iri), NamedNode(job.graph), job.page)
-        body = serialize(part.quads, format=RdfFormat.N_QUADS) or b""
+        part = read(source, node, NamedNode(job.graph), job.page)
+        if not part.quads or job.page > part.pages or len(part.quads) > MAX_DOCUMENT_QUADS:
+            return QueryOutcome("", failure="evaluation", message="left to the serving process")
+        quads = with_view(node, part, job.base, job.path)
+        body = serialize_document(quads, rep, as_graph=job.as_graph)
     except (StoreError, OSError, ValueError, RuntimeError) as exc:
         return QueryOutcome("", failure="evaluation", message=str(exc))
     return QueryOutcome(
-        "part",
-        NQUADS_MEDIA,
+        "document",
+        rep.media_type,
         len(part.quads),
         pages=part.pages,
         exact=part.exact,
         body=(body,),
     )
-
-
-def part_of(outcome: QueryOutcome, page: int) -> Part:
-    """Return the part a worker read (``read_part``'s outcome).
-
-    Raises:
-        SyntaxError: if the body is not N-Quads.
-    """
-    quads = list(parse(outcome.data, format=RdfFormat.N_QUADS))
-    if len(quads) != outcome.rows:
-        raise SyntaxError(f"a worker sent {len(quads)} quads of a part of {outcome.rows}")
-    return Part(quads, page, outcome.pages, outcome.exact)

@@ -26,22 +26,24 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Protocol, TypeVar
 
-from pyoxigraph import BlankNode, NamedNode, Quad
+from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad
 
 from evaluators.model import question_order
 from store.protocol import RdfStore
 from vocab import iris
 from vocab.project import QAB
 from vocab.qb import QB
-from vocab.standard import DCTERMS, PROV, RDF
+from vocab.standard import DCTERMS, HYDRA, PROV, RDF
 
 # Tasks per page of an experiment's document, questions per page of a task's document, quads
 # per page of a graph (or of the graph a resource names). With the aggregate results of a task
 # about 300 quads and a question's results about 150 per experiment type, pages stay under
-# ``MAX_DOCUMENT_QUADS`` (``server.linked_data.documents``).
+# ``MAX_DOCUMENT_QUADS``.
 DOCUMENT_TASKS = 50
 DOCUMENT_QUESTIONS = 100
 DOCUMENT_GRAPH_QUADS = 50_000
+# No document page holds more (pages keep them far smaller; this bounds what nothing pages).
+MAX_DOCUMENT_QUADS = 250_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,3 +273,34 @@ def graph_part(svc: Source, graph: NamedNode, page: int) -> Part:
     quads = list(islice(svc.store.quads(graph=graph), start, start + DOCUMENT_GRAPH_QUADS + 1))
     more = len(quads) > DOCUMENT_GRAPH_QUADS
     return Part(quads[:DOCUMENT_GRAPH_QUADS], page, page + 1 if more else page, not more)
+
+
+def page_url(path: str, number: int) -> str:
+    """Return the URL (path and query) of page ``number`` of the document at ``path``."""
+    return path + (f"?page={number}" if number > 1 else "")
+
+
+def neighbours(part: Part) -> dict[str, int]:
+    """Return the pages a page links to: ``first``, ``last`` (when known), ``prev``, ``next``."""
+    found = {"first": 1}
+    if part.exact:
+        found["last"] = part.pages
+    if part.page > 1:
+        found["prev"] = part.page - 1
+    if part.page < part.pages:
+        found["next"] = part.page + 1
+    return found
+
+
+def with_view(node: NamedNode, part: Part, base: str, path: str) -> list[Quad]:
+    """Return the page's quads; a document of several pages says where it is (``hydra:view``,
+    in the default graph), ``path`` being the document's URL path."""
+    if part.pages <= 1 or not part.quads:
+        return part.quads
+    here = NamedNode(base + page_url(path, part.page))
+    g = DefaultGraph()
+    names = {"first": HYDRA.first, "last": HYDRA.last, "prev": HYDRA.previous, "next": HYDRA.next}
+    view = [Quad(node, HYDRA.view, here, g), Quad(here, RDF.type, HYDRA.PartialCollectionView, g)]
+    for rel, number in neighbours(part).items():
+        view.append(Quad(here, names[rel], NamedNode(base + page_url(path, number)), g))
+    return [*part.quads, *view]

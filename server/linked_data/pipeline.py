@@ -102,6 +102,8 @@ class Resource(Generic[D]):
     quads: Callable[[Reader, D], Sequence[Quad]] | None = None
     extra: tuple[tuple[Representation, Render[D]], ...] = ()
     links: Callable[[Reader, D], Sequence[str]] | None = None
+    # The body and ``Link`` entries of the chosen form made by another process, or None.
+    elsewhere: Callable[[Reader, D], tuple[bytes, tuple[str, ...]] | None] | None = None
     documents: bool = True
     session: bool = False
     max_age: int = 0
@@ -140,6 +142,10 @@ def _query() -> str:
 
 def _make(resource: Resource[D], reader: Reader) -> _Made:
     data = resource.load(reader)
+    if resource.elsewhere is not None:
+        made = resource.elsewhere(reader, data)
+        if made is not None:
+            return _Made(*made)
     body = resource.render(reader, data)
     links = tuple(resource.links(reader, data)) if resource.links is not None else ()
     return _Made(body, links)

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from flask import Blueprint, Response, render_template, request
-from pyoxigraph import DefaultGraph, NamedNode, Quad
+from pyoxigraph import NamedNode, Quad
 
-from server.linked_data.documents import document, document_part
-from server.linked_data.parts import Part, graph_part
+from server.linked_data.documents import document, document_elsewhere, document_part
+from server.linked_data.parts import Part, graph_part, neighbours, page_url, with_view
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
@@ -27,7 +27,6 @@ from server.web.negotiation import DOCUMENT_FORMATS, Representation, split_exten
 from server.web.pagination import page_number
 from server.web.problems import Problem
 from vocab import iris
-from vocab.standard import HYDRA, RDF
 
 bp = Blueprint("resources", __name__)
 
@@ -79,6 +78,7 @@ def document_resource(
         quads=_document_quads,
         extra=tuple((rep, _extra_form(render)) for rep, render in extra),
         links=_document_links,
+        elsewhere=_document_elsewhere,
     )
 
 
@@ -101,43 +101,42 @@ def _part(reader: Reader, node: NamedNode) -> Part:
     return part
 
 
-def _page_url(reader: Reader, number: int) -> str:
-    return request.path + (f"?page={number}" if number > 1 else "")
-
-
-def _neighbours(part: Part) -> dict[str, int]:
-    found = {"first": 1}
-    if part.exact:
-        found["last"] = part.pages
-    if part.page > 1:
-        found["prev"] = part.page - 1
-    if part.page < part.pages:
-        found["next"] = part.page + 1
-    return found
-
-
 def _document_quads(reader: Reader, node: NamedNode) -> list[Quad]:
     """Return the page's quads; a document of several pages says where it is (``hydra:view``)."""
-    part = _part(reader, node)
-    if part.pages <= 1 or not part.quads:
-        return part.quads
-    here = NamedNode(reader.base + _page_url(reader, part.page))
-    g = DefaultGraph()
-    names = {"first": HYDRA.first, "last": HYDRA.last, "prev": HYDRA.previous, "next": HYDRA.next}
-    view = [Quad(node, HYDRA.view, here, g), Quad(here, RDF.type, HYDRA.PartialCollectionView, g)]
-    for rel, number in _neighbours(part).items():
-        view.append(Quad(here, names[rel], NamedNode(reader.base + _page_url(reader, number)), g))
-    return [*part.quads, *view]
+    return with_view(node, _part(reader, node), reader.base, request.path)
+
+
+def _links(part: Part) -> list[str]:
+    if part.pages <= 1:
+        return []
+    return [f'<{page_url(request.path, n)}>; rel="{rel}"' for rel, n in neighbours(part).items()]
 
 
 def _document_links(reader: Reader, node: NamedNode) -> list[str]:
     """Return the ``Link`` entries of a document of several pages (its RDF forms only)."""
     if reader.rep.rdf_format is None:
         return []
-    part = _part(reader, node)
-    if part.pages <= 1:
-        return []
-    return [f'<{_page_url(reader, n)}>; rel="{rel}"' for rel, n in _neighbours(part).items()]
+    return _links(_part(reader, node))
+
+
+def _document_elsewhere(reader: Reader, node: NamedNode) -> tuple[bytes, tuple[str, ...]] | None:
+    """Return the RDF form of an experiment's or task's document as a query worker wrote it,
+    with its ``Link`` entries (None: this process writes it; ``documents.document_elsewhere``)."""
+    if reader.rep.rdf_format is None or reader.stem.startswith("/graph/"):
+        return None
+    made = document_elsewhere(
+        reader.svc,
+        node,
+        reader.vis,
+        page_number(),
+        request.path,
+        reader.rep,
+        reader.choice.as_graph,
+    )
+    if made is None:
+        return None
+    body, part = made
+    return body, tuple(_links(part))
 
 
 def _extra_form(

@@ -18,7 +18,7 @@ from typing import Any
 from pyld import jsonld
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, serialize
 
-from server.web.negotiation import JSONLD, QUAD_FORMATS, Representation
+from server.web.representations import JSONLD, QUAD_FORMATS, Representation
 from vocab.prefixes import PUBLISHED
 from vocab.standard import (
     RDF,

@@ -48,7 +48,7 @@ from server.web.negotiation import (
     parse_accept,
 )
 from server.web.problems import Problem
-from server.web.protocol import check_protocol
+from server.sparql.protocol import check_protocol
 from store.errors import QuerySyntaxError
 from vocab.project import QAB
 

@@ -41,7 +41,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from server.linked_data.part_jobs import Memo, PartJob, read_part
+from server.linked_data.part_jobs import DocumentJob, Memo, write_document
 from server.sparql import isolation
 from server.sparql.fairness import FairQueue, OverBudget, Refused
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
@@ -141,7 +141,7 @@ def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
             return
         if message[0] == "stop":
             return
-        job = PartJob(*message[1]) if message[0] == "part" else QueryJob(*message[1])
+        job = DocumentJob(*message[1]) if message[0] == "document" else QueryJob(*message[1])
         try:
             _serve(conn, views, job, memo)
         except MemoryError:
@@ -162,7 +162,7 @@ def send_outcome(conn: Connection, outcome: QueryOutcome) -> None:
         conn.send_bytes(_MORE + body[offset : offset + CHUNK_BYTES])
 
 
-def _serve(conn: Connection, views: _Views, job: QueryJob | PartJob, memo: Memo) -> None:
+def _serve(conn: Connection, views: _Views, job: QueryJob | DocumentJob, memo: Memo) -> None:
     if not views.has(job.view):
         # Opening is announced so that it does not count against the query's time limit.
         conn.send_bytes(_LOADING)
@@ -173,8 +173,8 @@ def _serve(conn: Connection, views: _Views, job: QueryJob | PartJob, memo: Memo)
             return
         conn.send_bytes(_LOADED)
     store = views.get(job.view)
-    if isinstance(job, PartJob):
-        send_outcome(conn, read_part(store, job, memo))
+    if isinstance(job, DocumentJob):
+        send_outcome(conn, write_document(store, job, memo))
     else:
         send_outcome(conn, evaluate_job(store, job))
 
@@ -340,7 +340,7 @@ class QueryPool:
             self._spawn_later()
 
     def run(
-        self, job: QueryJob | PartJob, client: str = "", wait: float | None = None
+        self, job: QueryJob | DocumentJob, client: str = "", wait: float | None = None
     ) -> QueryOutcome:
         """Evaluate ``job`` for ``client`` on a worker (over the view the job names), waiting
         at most ``wait`` seconds for a free worker (default: a little over the time limit).
@@ -380,8 +380,8 @@ class QueryPool:
         self.fair.put(worker)
         return outcome
 
-    def _exchange(self, worker: _Worker, job: QueryJob | PartJob) -> QueryOutcome:
-        kind = "part" if isinstance(job, PartJob) else "query"
+    def _exchange(self, worker: _Worker, job: QueryJob | DocumentJob) -> QueryOutcome:
+        kind = "document" if isinstance(job, DocumentJob) else "query"
         worker.conn.send_bytes(pickle.dumps((kind, tuple(job)), pickle.HIGHEST_PROTOCOL))
         frame = self._wait(worker)
         if frame == _LOADING:

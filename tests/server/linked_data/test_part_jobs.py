@@ -1,5 +1,5 @@
-"""Experiment and task document parts read by a query worker from the public view are the parts
-the serving process would read itself; nothing private goes to a worker."""
+"""Experiment and task documents written by a query worker from the public view are, byte for
+byte, the documents the serving process writes itself; nothing private goes to a worker."""
 
 from __future__ import annotations
 
@@ -11,10 +11,14 @@ from pyoxigraph import NamedNode
 
 from server.linked_data import documents
 from server.linked_data.part_jobs import READERS
-from server.linked_data.parts import Part
+from server.linked_data.parts import with_view
+from server.linked_data.serialisation import serialize_document
+from server.web.representations import DOCUMENT_FORMATS, NQUADS, TURTLE
 from store import graphs
 from tests.plugins.experiment_pages import PAGES_BASE, PagesWorld, make_pages_world
 from vocab.project import QAB
+
+RDF_FORMS = [rep for rep in DOCUMENT_FORMATS if rep.rdf_format is not None]
 
 
 @pytest.fixture(scope="module")
@@ -26,61 +30,81 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PagesWorld]:
     world.services.close()
 
 
-def _here(world: PagesWorld, kind: str, iri: NamedNode, graph: NamedNode, page: int) -> Part:
-    return READERS[kind](world.services, iri, graph, page)
-
-
-def test_a_worker_reads_the_same_parts_as_the_server(world: PagesWorld) -> None:
+def _resources(world: PagesWorld) -> list[tuple[str, NamedNode]]:
     svc = world.services
-    vis = svc.visibility()
     eid = world.published.id
     graph = graphs.experiment_graph(PAGES_BASE, eid)
     experiment = NamedNode(f"{PAGES_BASE}/experiment/{eid}")
     tasks = [q.object for q in svc.store.quads(experiment, QAB.task, None, graph)]
     assert len(tasks) == 4
+    return [("experiment", experiment), *(("task", t) for t in tasks if isinstance(t, NamedNode))]
+
+
+def test_a_worker_writes_the_documents_the_server_writes(world: PagesWorld) -> None:
+    svc = world.services
+    vis = svc.visibility()
+    graph = graphs.experiment_graph(PAGES_BASE, world.published.id)
     compared = 0
-    for kind, iri in [("experiment", experiment), *(("task", t) for t in tasks)]:
-        assert isinstance(iri, NamedNode)
-        there = documents._read_elsewhere(svc, kind, iri, graph, 1, vis)
-        assert there is not None, iri  # read by a worker
-        here = _here(world, kind, iri, graph, 1)
-        assert there.quads == here.quads  # the same quads, in the same order
-        assert (there.page, there.pages, there.exact) == (here.page, here.pages, here.exact)
+    for kind, iri in _resources(world):
+        path = iri.value.removeprefix(PAGES_BASE)
+        here = READERS[kind](svc, iri, graph, 1)
         assert here.quads
-        compared += 1
-    assert compared == 5
-    # what the document route serves is the worker's part
-    response = world.app.test_client().get(f"/experiment/{eid}.nq")
-    assert response.status_code == 200
+        for rep in RDF_FORMS:
+            for as_graph in (True, False):
+                made = documents.document_elsewhere(svc, iri, vis, 1, path, rep, as_graph)
+                assert made is not None, (iri, rep.label)  # written by a worker
+                body, where = made
+                expected = serialize_document(
+                    with_view(iri, here, PAGES_BASE, path), rep, as_graph=as_graph
+                )
+                assert body == expected, (iri, rep.label, as_graph)
+                assert (where.page, where.pages, where.exact) == (1, here.pages, here.exact)
+                compared += 1
+    assert compared == 5 * len(RDF_FORMS) * 2
 
 
-def test_private_experiments_and_opened_readers_are_read_by_the_server(world: PagesWorld) -> None:
+def test_the_document_route_sends_what_the_worker_wrote(world: PagesWorld) -> None:
+    client = world.app.test_client()
+    eid = world.published.id
+    for suffix, rep in ((".ttl", TURTLE), (".nq", NQUADS)):
+        response = client.get(f"/experiment/{eid}{suffix}")
+        assert response.status_code == 200
+        assert response.mimetype == rep.media_type
+        assert f"/experiment/{eid}".encode() in response.data
+    # a page past the end is still the serving process's 404
+    assert client.get(f"/experiment/{eid}.ttl?page=9").status_code == 404
+
+
+def test_private_experiments_and_opened_readers_are_written_by_the_server(
+    world: PagesWorld,
+) -> None:
     svc = world.services
     private = world.private.id
     graph = graphs.experiment_graph(PAGES_BASE, private)
     iri = NamedNode(f"{PAGES_BASE}/experiment/{private}")
-    public = svc.visibility()
+    path = f"/experiment/{private}"
     # not in the public view: never sent to a worker, whoever asks
     assert graph.value not in svc.view().graphs
-    assert documents._read_elsewhere(svc, "experiment", iri, graph, 1, public) is None
+    assert documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, TURTLE, True) is None
     opened = svc.visibility([world.private.token])
     assert opened.unlocked
-    assert documents._read_elsewhere(svc, "experiment", iri, graph, 1, opened) is None
+    assert documents.document_elsewhere(svc, iri, opened, 1, path, TURTLE, True) is None
     # and the server reads it for the reader who may see it
-    part = documents.document_part(svc, iri, opened, 1)
-    assert part.quads
+    assert documents.document_part(svc, iri, opened, 1).quads
 
 
-def test_without_started_workers_the_server_reads_parts_itself(tmp_path: Path) -> None:
+def test_without_started_workers_the_server_writes_documents_itself(tmp_path: Path) -> None:
     world = make_pages_world(tmp_path)
     try:
         svc = world.services
         assert not svc.pool.started
         eid = world.published.id
-        graph = graphs.experiment_graph(PAGES_BASE, eid)
         iri = NamedNode(f"{PAGES_BASE}/experiment/{eid}")
-        assert documents._read_elsewhere(svc, "experiment", iri, graph, 1, svc.visibility()) is None
-        assert not svc.pool.started  # reading a page did not start them
-        assert documents.document_part(svc, iri, svc.visibility(), 1).quads
+        path = f"/experiment/{eid}"
+        vis = svc.visibility()
+        assert documents.document_elsewhere(svc, iri, vis, 1, path, TURTLE, True) is None
+        assert not svc.pool.started  # asking did not start them
+        response = world.app.test_client().get(f"{path}.ttl")
+        assert response.status_code == 200 and response.data
     finally:
         world.services.close()
