@@ -26,6 +26,7 @@ from server.replica.views import ViewNotReadyError
 from server.services import Visibility, services
 from server.sparql import analysis, page
 from server.sparql.jobs import QueryJob, QueryOutcome
+from server.sparql.protocol import check_protocol
 from server.sparql.workers import (
     OverBudgetError,
     PoolBusyError,
@@ -48,7 +49,6 @@ from server.web.negotiation import (
     parse_accept,
 )
 from server.web.problems import Problem
-from server.sparql.protocol import check_protocol
 from store.errors import QuerySyntaxError
 from vocab.project import QAB
 
