@@ -163,7 +163,11 @@ def main() -> int:
         base = f"http://127.0.0.1:{port}"
         started = time.perf_counter()
         app, experiment, tasks = build_wide_experiment(folder, base, args.systems, args.questions)
-        settings = app.extensions["services"].config.server  # type: ignore[attr-defined]
+        svc = app.extensions["services"]  # type: ignore[attr-defined]
+        settings = svc.config.server
+        # as `qabench serve` does: the query workers write anonymous readers' documents
+        svc.pool.start()
+        svc.pool.wait_ready(60)
         servers, events, adjustments = httpd.create_servers(app, settings, "127.0.0.1", port)
         threading.Thread(target=httpd.run, args=(servers, events, adjustments), daemon=True).start()
         print(f"experiment of {args.systems} systems x {args.questions} questions ({tasks} "
