@@ -108,3 +108,23 @@ def test_without_started_workers_the_server_writes_documents_itself(tmp_path: Pa
         assert response.status_code == 200 and response.data
     finally:
         world.services.close()
+
+
+def test_a_worker_that_overruns_is_replaced_and_the_server_writes_the_page(
+    world: PagesWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc = world.services
+    eid = world.published.id
+    expected = world.app.test_client().get(f"/experiment/{eid}.nt?fresh=1").data
+    # every job now overruns its time limit: the worker is killed and replaced
+    monkeypatch.setattr(svc.pool, "_timeout", 1e-6)
+    iri = NamedNode(f"{PAGES_BASE}/experiment/{eid}")
+    path = f"/experiment/{eid}"
+    assert documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, TURTLE, True) is None
+    response = world.app.test_client().get(f"/experiment/{eid}.nt?fresh=2")
+    assert response.status_code == 200
+    assert response.data == expected  # written here, the same document
+    monkeypatch.undo()
+    assert svc.pool.wait_ready(60)  # the killed workers were replaced
+    made = documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, TURTLE, True)
+    assert made is not None
