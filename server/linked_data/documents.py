@@ -153,11 +153,9 @@ def document_elsewhere(
     tokens open private experiments, for what is not public, before the workers were started
     (commands, tests of the application alone), when no view or worker is at hand at once, or
     for a page the worker leaves (empty, past the end, too large)."""
-    if vis.unlocked or not svc.pool.started or rep.rdf_format is None:
-        return None
     owner = owner_graph(svc, iri)
     kind = _paged_kind(svc, iri)
-    if owner is None or kind is None or not vis.can_see(owner):
+    if owner is None or kind is None or not _public(svc, owner, vis) or rep.rdf_format is None:
         return None
     try:
         view = svc.view(PART_VIEW_WAIT_SECONDS)
@@ -165,17 +163,8 @@ def document_elsewhere(
             return None
         # waiting for another process computes nothing here: another page may (its slot)
         PAGE_GATE.step_out()
-        job = DocumentJob(
-            str(view.path),
-            svc.base,
-            kind,
-            iri.value,
-            owner.value,
-            page,
-            path,
-            rep.media_type,
-            as_graph,
-        )
+        where = (str(view.path), svc.base, kind, iri.value, owner.value, page, path)
+        job = DocumentJob(*where, rep.media_type, as_graph)
         outcome = svc.pool.run(job, PAGES_CLIENT, wait=PART_WORKER_WAIT_SECONDS)
     except (PoolError, ViewNotReadyError) as exc:
         log.debug("writing %s here: %s", iri.value, exc)
@@ -184,6 +173,11 @@ def document_elsewhere(
         log.debug("writing %s here: %s", iri.value, outcome.message)
         return None
     return outcome.data, Part([], page, outcome.pages, outcome.exact)
+
+
+def _public(svc: Services, graph: NamedNode, vis: Visibility) -> bool:
+    # An anonymous reader (no token opens anything) who may see ``graph``, with workers running.
+    return not vis.unlocked and vis.can_see(graph) and svc.pool.started
 
 
 def _bounded(part: Part, iri: NamedNode) -> Part:

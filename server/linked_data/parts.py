@@ -11,11 +11,9 @@ An experiment graph holds aggregate results and, per question, observations and 
 * a resource naming a graph with ``qab:graph`` (a dataset version, a knowledge base), and a
   graph's own document, hold ``DOCUMENT_GRAPH_QUADS`` of the graph's quads a page.
 
-Every page says where it is: ``Part`` carries the page number and count, from which the
-document gets a ``hydra:view`` (first, previous, next, last) and the response ``Link`` entries
-(``server.linked_data.routes``). Nothing is ever cut without such a link to the rest. Reads
-follow the subjects a page holds (never a scan of the graph), except for the one pass over a
-task's observations that groups them by question, kept per store generation.
+Every page says where it is (``with_view``: a ``hydra:view``; ``neighbours``: the ``Link``
+entries); nothing is cut without a link to the rest. Reads follow the subjects a page holds,
+except the one pass over a task's observations that groups them by question (``remember``ed).
 """
 
 from __future__ import annotations
@@ -35,10 +33,8 @@ from vocab.project import QAB
 from vocab.qb import QB
 from vocab.standard import DCTERMS, HYDRA, PROV, RDF
 
-# Tasks per page of an experiment's document, questions per page of a task's document, quads
-# per page of a graph (or of the graph a resource names). With the aggregate results of a task
-# about 300 quads and a question's results about 150 per experiment type, pages stay under
-# ``MAX_DOCUMENT_QUADS``.
+# Tasks, questions and graph quads a page. With a task's aggregate results about 300 quads and
+# a question's results about 150 per experiment type, pages stay under ``MAX_DOCUMENT_QUADS``.
 DOCUMENT_TASKS = 50
 DOCUMENT_QUESTIONS = 100
 DOCUMENT_GRAPH_QUADS = 50_000
@@ -61,9 +57,8 @@ T = TypeVar("T")
 
 
 class Source(Protocol):
-    """Where parts are read from: the store (or a view of it), the base IRI, and a memo that
-    keeps a computed value while the data it was read from stays the same.
-    ``server.services.Services`` is one; a query worker reading a view is another."""
+    """A store (or a view), its base IRI and a memo kept while the data stays the same:
+    ``server.services.Services``, or a query worker's view (``part_jobs``)."""
 
     @property
     def store(self) -> RdfStore: ...
@@ -293,8 +288,7 @@ def neighbours(part: Part) -> dict[str, int]:
 
 
 def with_view(node: NamedNode, part: Part, base: str, path: str) -> list[Quad]:
-    """Return the page's quads; a document of several pages says where it is (``hydra:view``,
-    in the default graph), ``path`` being the document's URL path."""
+    """Return the page's quads and, for one of several pages, its ``hydra:view`` (at ``path``)."""
     if part.pages <= 1 or not part.quads:
         return part.quads
     here = NamedNode(base + page_url(path, part.page))
