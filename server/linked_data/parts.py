@@ -44,8 +44,7 @@ MAX_DOCUMENT_QUADS = 250_000
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """One page of a document: its quads, its number and how many pages there are
-    (``exact`` False: at least that many; the last page is not known yet)."""
+    """One page of a document: its quads, number and page count (``exact`` False: at least)."""
 
     quads: list[Quad]
     page: int = 1
