@@ -142,11 +142,14 @@ def _version_from_iri(iri: str) -> tuple[str, int]:
     return unquote(head.rsplit("/", 1)[-1]), int(tail) if tail.isdigit() else 0
 
 
-def _task_rows(store: RdfStore, base: str, experiment_id: str) -> list[dict[str, Any]]:
-    """Return the raw task rows of an experiment, ordered by task number."""
-    rows = store.select(
-        queries.load("experiment_tasks"), graph=graphs.experiment_graph(base, experiment_id)
-    )
+def _task_rows(
+    store: RdfStore, base: str, experiment_id: str, task: NamedNode | None = None
+) -> list[dict[str, Any]]:
+    """Return the raw task rows of an experiment (or the row of ``task``), by task number."""
+    bound = {"graph": graphs.experiment_graph(base, experiment_id)}
+    if task is not None:
+        bound["task"] = task
+    rows = store.select(queries.load("experiment_tasks"), **bound)
     return sorted(rows, key=lambda r: int(r["number"].value))
 
 
@@ -155,10 +158,12 @@ def task_summaries(
     base: str,
     experiment_id: str,
     results: Mapping[int, tuple[ExperimentTypeResult, ...]] | None = None,
+    task: NamedNode | None = None,
 ) -> tuple[TaskSummary, ...]:
-    """Return every task of an experiment with its state (and ``results`` by task number)."""
+    """Return every task of an experiment (or ``task`` alone) with its state (and ``results``
+    by task number)."""
     out = []
-    for row in _task_rows(store, base, experiment_id):
+    for row in _task_rows(store, base, experiment_id, task):
         plan = _plan(row)
         out.append(
             TaskSummary(
@@ -295,6 +300,15 @@ def read_experiment(store: RdfStore, base: str, experiment_id: str) -> Experimen
     )
     systems = tuple(system_descriptions(store, base, experiment_id).values())
     return ExperimentRead(experiment_facts(store, base, experiment_id), tasks, systems)
+
+
+def read_task(store: RdfStore, base: str, experiment_id: str, number: int) -> TaskSummary | None:
+    """Return one task of an experiment with its aggregate results (None: no such task), as
+    ``read_experiment`` has it, reading that task's data only."""
+    task = iris.task_iri(base, experiment_id, number)
+    results = aggregate_results(store, base, experiment_id, task)
+    found = task_summaries(store, base, experiment_id, results, task)
+    return found[0] if found else None
 
 
 def answers_path(store: RdfStore, base: str, experiment_id: str, system: str) -> str | None:

@@ -58,17 +58,18 @@ def experiment_table_query(base: str, experiment_id: str) -> str:
 
 
 def aggregate_results(
-    store: RdfStore, base: str, experiment_id: str
+    store: RdfStore, base: str, experiment_id: str, task: NamedNode | None = None
 ) -> dict[int, tuple[ExperimentTypeResult, ...]]:
-    """Return the aggregate results of every task of an experiment, by task number.
+    """Return the aggregate results of every task of an experiment (or of ``task`` alone), by
+    task number.
 
     Experiment types come in ``evaluators.results.EXPERIMENT_TYPES`` order and measures in
     registry order; an undefined measure carries its reason.
     """
-    result = store.query(
-        queries.load("experiment_table"),
-        substitutions={"graph": graphs.experiment_graph(base, experiment_id)},
-    )
+    bound: dict[str, NamedNode] = {"graph": graphs.experiment_graph(base, experiment_id)}
+    if task is not None:
+        bound["task"] = task
+    result = store.query(queries.load("experiment_table"), substitutions=bound)
     assert isinstance(result, QuerySolutions)
     found: dict[int, dict[str, list[MeasureValue]]] = defaultdict(lambda: defaultdict(list))
     for row in result:

@@ -18,7 +18,7 @@ from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators.experiments.model import TaskStatus
-from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experiment
+from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experiment, read_task
 from evaluators.experiments.results import experiment_table_query
 from evaluators.reports.experiment import ExperimentReport, experiment_report
 from evaluators.reports.headline import headline
@@ -103,9 +103,13 @@ def cached_experiment(svc: Services, experiment_id: str) -> ExperimentRead:
 
 
 def cached_task(svc: Services, experiment_id: str, number: int) -> TaskSummary | None:
-    """Return one task of a (visible) experiment from the cached read, if it has that task."""
-    read = cached_experiment(svc, experiment_id)
-    return next((t for t in read.tasks if t.plan.number == number), None)
+    """Return one task of a (visible) experiment, if it has that task, read once per store
+    generation (that task's data only: a task page does not read the whole experiment)."""
+    return svc.cache.get_or_make(
+        svc.generation,
+        f"task-read {experiment_id} {number}",
+        lambda: read_task(svc.store, svc.base, experiment_id, number),
+    )
 
 
 def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:

@@ -16,6 +16,7 @@ import pytest
 from pyoxigraph import NamedNode, RdfFormat, parse
 
 from evaluators.datasets import library
+from evaluators.experiments.read import read_experiment, read_task
 from evaluators.results import QA_TYPES, shown_in_tables
 from server.pages.tables import DASH, MAIN_MEASURES, format_value
 from tests.plugins.experiment_pages import (
@@ -448,3 +449,19 @@ def test_experiment_page_reports_classic_measures_languages_and_significance(
     page = client.get(f"/task/{submission.id}/{german.plan.number}", headers=HTML)
     text = page.get_data(as_text=True)
     assert "<td>language</td><td>de</td>" in text and "<td>language</td><td>en</td>" not in text
+
+
+def test_a_task_read_alone_is_the_task_of_the_whole_experiment_read(
+    pages_world: PagesWorld,
+) -> None:
+    svc = pages_world.services
+    compared = 0
+    for submission in (pages_world.published, pages_world.private, pages_world.tiny):
+        whole = read_experiment(svc.store, svc.base, submission.id)
+        assert whole.tasks
+        for task in whole.tasks:
+            alone = read_task(svc.store, svc.base, submission.id, task.plan.number)
+            assert alone == task
+            compared += 1
+        assert read_task(svc.store, svc.base, submission.id, 99) is None
+    assert compared == 6
