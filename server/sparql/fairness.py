@@ -181,8 +181,9 @@ class FairQueue(Generic[W]):
             chosen.done.set()
 
     # ------------------------------------------------------------------ requests
-    def take(self, client: str, timeout: float) -> tuple[W, float]:
-        """Return an idle worker for ``client`` and the time it was taken, waiting if needed.
+    def take(self, client: str, timeout: float, *, budgeted: bool = True) -> tuple[W, float]:
+        """Return an idle worker for ``client`` and the time it was taken, waiting if needed
+        (``budgeted`` False: the client is never refused for its usage, only ordered by it).
 
         Raises:
             OverBudget: the client used its budget of worker time.
@@ -192,7 +193,7 @@ class FairQueue(Generic[W]):
         with self._lock:
             now = self._clock()
             used = self._usage(client, now)
-            if self.budget and used >= self.budget:
+            if budgeted and self.budget and used >= self.budget:
                 wait = HALF_LIFE_SECONDS * math.log2(used / self.budget) + 1
                 raise OverBudget(
                     f"This client used {used:.0f} s of query worker time recently, its share is "

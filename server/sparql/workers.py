@@ -356,8 +356,11 @@ class QueryPool:
         if not self._ready.wait(LOAD_TIMEOUT_SECONDS):
             raise PoolBusyError("No query worker could be started")
         try:
+            # The server's own page jobs serve many readers: ordered by usage, never refused.
             worker, started = self.fair.take(
-                client, self._timeout + WAIT_GRACE_SECONDS if wait is None else wait
+                client,
+                self._timeout + WAIT_GRACE_SECONDS if wait is None else wait,
+                budgeted=not isinstance(job, DocumentJob),
             )
         except OverBudget as exc:
             raise OverBudgetError(str(exc), exc.retry_after) from exc

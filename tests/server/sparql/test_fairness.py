@@ -66,6 +66,28 @@ def test_a_client_over_its_budget_is_refused_until_its_usage_decays() -> None:
     assert fair.usage("a") < 10 and fair.take("a", 1)  # ...and then it is allowed
 
 
+def test_an_unbudgeted_client_is_ordered_by_its_usage_but_never_refused() -> None:
+    # the server's own page jobs: many readers behind one account
+    fair, clock = queue_of(2, budget=10, heavy=5)
+    for _ in range(4):
+        worker, started = fair.take("pages", 1, budgeted=False)
+        clock.now += 4
+        fair.done("pages", started)
+        fair.put(worker)
+    assert fair.usage("pages") > 10
+    with pytest.raises(OverBudget):
+        fair.take("pages", 1)  # held to the budget it would be refused
+    worker, started = fair.take("pages", 1, budgeted=False)  # it is not
+    # still heavy: it may not take the last idle worker while another client is about
+    other, other_started = fair.take("b", 1)
+    fair.done("b", other_started)
+    fair.put(other)
+    with pytest.raises(Busy):
+        fair.take("pages", 0.01, budgeted=False)
+    fair.done("pages", started)
+    fair.put(worker)
+
+
 def test_a_heavy_client_leaves_the_last_idle_worker_to_others() -> None:
     fair, clock = queue_of(2, heavy=5)
     worker, started = fair.take("heavy", 1)
