@@ -88,7 +88,7 @@ def public_resources(svc: Services) -> list[NamedNode]:
         # Only resources whose pages this server answers (an external IRI is not ours to list).
         return [iri for iri in dict.fromkeys(found) if iri.value.startswith(base + "/")]
 
-    return svc.cache.get_or_make(svc.generation, "sitemap", _collect)
+    return svc.remember("sitemap", _collect)
 
 
 def _xml(root: ET.Element) -> bytes:

@@ -89,8 +89,7 @@ def _part(reader: Reader, node: NamedNode) -> Part:
     """
     svc, page = reader.svc, page_number()
     is_graph = reader.stem.startswith("/graph/")
-    part = svc.cache.get_or_make(
-        svc.generation,
+    part = svc.remember(
         f"document-part {node.value} {page} {reader.vis.key} {is_graph}",
         lambda: (
             graph_part(svc, node, page) if is_graph else document_part(svc, node, reader.vis, page)

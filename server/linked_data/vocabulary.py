@@ -36,7 +36,7 @@ def vocabulary_quads() -> list[Quad]:
             for t in parse(data, RdfFormat.TURTLE)
         ]
 
-    return svc.cache.get_or_make(svc.generation, "vocabulary", _parse)
+    return svc.remember("vocabulary", _parse)
 
 
 def _respond(quads: list[Quad], stem: str, extension: str | None, focus: NamedNode) -> Response:

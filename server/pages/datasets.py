@@ -136,8 +136,7 @@ def _version(svc: Services, info: VersionInfo, vis: Visibility) -> Version:
 def _versions(svc: Services, vis: Visibility, name: str) -> list[Version]:
     if not vis.can_see(graphs.catalog_graph(svc.base)):
         return []
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"dataset-versions {name} {vis.key}",
         lambda: [_version(svc, info, vis) for info in list_versions(svc.store, svc.base, name)],
     )
@@ -241,8 +240,7 @@ def _version_view(svc: Services, iri: NamedNode, version: Version, vis: Visibili
     ordered: list[tuple[NamedNode, int, str]] = []
     if vis.can_see(graph):
         # The ordered question list of a version is read once per store generation.
-        ordered = svc.cache.get_or_make(
-            svc.generation,
+        ordered = svc.remember(
             f"version-questions {graph.value}",
             lambda: _ordered_questions(svc, graph),
         )

@@ -95,8 +95,7 @@ def cached_experiment(svc: Services, experiment_id: str) -> ExperimentRead:
 
     Callers check first that the reader may see the experiment: the cache is shared.
     """
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"experiment-read {experiment_id}",
         lambda: read_experiment(svc.store, svc.base, experiment_id),
     )
@@ -105,8 +104,7 @@ def cached_experiment(svc: Services, experiment_id: str) -> ExperimentRead:
 def cached_task(svc: Services, experiment_id: str, number: int) -> TaskSummary | None:
     """Return one task of a (visible) experiment, if it has that task, read once per store
     generation (that task's data only: a task page does not read the whole experiment)."""
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"task-read {experiment_id} {number}",
         lambda: read_task(svc.store, svc.base, experiment_id, number),
     )
@@ -128,8 +126,7 @@ def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     if graph in vis.unlocked:
         # The owner's page carries the session's CSRF token: rendered for each request.
         return _render(svc, iri, graph, experiment_id, vis)
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"experiment-page {experiment_id} {request.path} {vis.key}",
         lambda: _render(svc, iri, graph, experiment_id, vis),
     )
@@ -140,8 +137,7 @@ def cached_report(svc: Services, experiment_id: str) -> ExperimentReport:
 
     Callers check first that the reader may see the experiment: the cache is shared.
     """
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"experiment-report {experiment_id}",
         lambda: experiment_report(
             svc.store, svc.base, experiment_id, read=cached_experiment(svc, experiment_id)

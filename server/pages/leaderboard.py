@@ -153,7 +153,7 @@ def available_boards(svc: Services) -> dict[str, dict[str, Available]]:
                 )
         return out
 
-    return svc.cache.get_or_make(svc.generation, "leaderboard-available", _collect)
+    return svc.remember("leaderboard-available", _collect)
 
 
 def board_measures(svc: Services, version: str, kind: NamedNode) -> tuple[str, ...]:
@@ -165,7 +165,7 @@ def board_measures(svc: Services, version: str, kind: NamedNode) -> tuple[str, .
             present |= np.isfinite(np.frombuffer(scores.values, dtype=np.float64))
         return tuple(m for m, here in zip(MEASURES, present, strict=True) if here)
 
-    return svc.cache.get_or_make(svc.generation, f"board-measures {version} {kind}", _collect)
+    return svc.remember(f"board-measures {version} {kind}", _collect)
 
 
 def _profile(svc: Services, kind: str, available: Available | None) -> str:
@@ -219,7 +219,7 @@ def _ranked(
 
     # Published results change only with the store: ranked once per generation and board.
     key = f"leaderboard {version} {term} {' '.join(ranking)} {profile}"
-    return svc.cache.get_or_make(svc.generation, key, _rank)
+    return svc.remember(key, _rank)
 
 
 def _load_board(reader: Reader) -> Board:

@@ -95,8 +95,7 @@ def _visible_experiments(svc: Services, vis: Visibility) -> list[ExperimentEntry
     A page is then a slice, whatever its number; the list holds references to the index's
     entries, not copies.
     """
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"experiments-visible {vis.key} {svc.experiments.version}",
         lambda: list(svc.experiments.newest_first(vis.can_see)),
     )
@@ -115,7 +114,7 @@ def _dataset_rows(svc: Services, vis: Visibility) -> list[dict[str, object]]:
         names = [v.value for v in result.variables]  # type: ignore[union-attr]
         return [{n: s[n] for n in names} for s in result]  # type: ignore[union-attr]
 
-    return svc.cache.get_or_make(svc.generation, "dataset-rows", _select)
+    return svc.remember("dataset-rows", _select)
 
 
 @bp.route("/")
@@ -186,8 +185,7 @@ def _sorted_experiments(svc: Services, vis: Visibility, sort: str) -> Sequence[E
     key = sort_key(sort, svc.base)
     if key is None:
         return visible
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"experiments-sorted {sort} {vis.key} {svc.experiments.version}",
         lambda: sorted(visible, key=key),
     )
@@ -219,8 +217,7 @@ def systems(ext: str | None = None) -> Response:
     def _load(reader: Reader) -> ListPage:
         svc, vis = reader.svc, reader.vis
         # Summed over the experiments' summaries once per change of what the reader may see.
-        rows = svc.cache.get_or_make(
-            svc.generation,
+        rows = svc.remember(
             f"system-rows {vis.key} {svc.experiments.version}",
             lambda: system_rows(_visible_experiments(svc, vis), svc.base),
         )

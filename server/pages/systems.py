@@ -119,14 +119,14 @@ def system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
         Problem: 404 when no visible graph describes the system, or the page is past the end.
     """
     key = f"system-page {iri.value} {vis.key} {request.full_path}"
-    page: str = svc.cache.get_or_make(svc.generation, key, lambda: _system_page(svc, iri, vis))
+    page: str = svc.remember(key, lambda: _system_page(svc, iri, vis))
     return page
 
 
 def _system_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     key = f"system-experiments {iri.value} {vis.key} {svc.experiments.version}"
-    entries: list[ExperimentEntry] = svc.cache.get_or_make(
-        svc.generation, key, lambda: list(svc.experiments.of_system(iri.value, vis.can_see))
+    entries: list[ExperimentEntry] = svc.remember(
+        key, lambda: list(svc.experiments.of_system(iri.value, vis.can_see))
     )
     described = [e.graph for e in entries[:1]] or [
         q.graph_name

@@ -99,8 +99,7 @@ def _table(
     svc: Services, graph: NamedNode, iri: NamedNode, kind: str, version_graph: NamedNode | None
 ) -> TaskTable:
     term = cube.experiment_type_term(svc.base, kind)
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"task-table {iri.value} {kind}",
         lambda: task_table(svc.store, graph, iri, term, version_graph),
     )
@@ -123,8 +122,7 @@ def task_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
     if task is None:
         raise Problem(404, f"There is no task {iri.value} (or it is not published).")
     # The page depends on the store, the visible graphs and the query string only.
-    return svc.cache.get_or_make(
-        svc.generation,
+    return svc.remember(
         f"task-page {request.full_path} {vis.key}",
         lambda: _render(svc, iri, vis, task, graph, experiment_id),
     )
@@ -214,8 +212,7 @@ class BreakdownRow:
 def _breakdowns(
     svc: Services, task: TaskSummary, table: TaskTable, kind: str, notes: Footnotes
 ) -> list[BreakdownRow]:
-    found: tuple[Breakdown, ...] = svc.cache.get_or_make(
-        svc.generation,
+    found: tuple[Breakdown, ...] = svc.remember(
         f"task-breakdowns {task.iri} {kind}",
         lambda: task_breakdowns(svc.store, svc.base, task, table, kind),
     )
