@@ -15,8 +15,6 @@ import importlib
 import importlib.util
 import logging
 import os
-from importlib import resources
-from pathlib import Path
 
 from flask import Flask
 
@@ -27,10 +25,9 @@ from server.ask.service import RagService
 from server.config import Config
 from server.linked_data import description, discovery, dump, vocabulary
 from server.linked_data import routes as resource_routes
-from server.linked_data.terms import href
 from server.listings import ExperimentIndex
-from server.pages import compare, datasets, experiments, leaderboard, lists, systems, tasks
-from server.pages.tables import format_time, machine_time
+from server.pages import compare, datasets, leaderboard, lists, systems, tasks
+from server.rendering import configure, templates_dir
 from server.replica.dumps import PublicDumps
 from server.replica.views import ViewPublisher
 from server.runner import build_runner
@@ -39,7 +36,6 @@ from server.sparql import endpoint, update
 from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
 from server.web import auth, caching, cors
-from server.web.escape import visible
 from server.web.headers import install_headers
 from server.web.limits import install_limits
 from server.web.pagination import here
@@ -51,7 +47,6 @@ from store.protocol import RdfStore
 from store.remote import RemoteStore
 from store.triplestore import TripleStore
 from store.visibility import VisibilityIndex, orphan_graphs
-from vocab import iris
 from vocab.project import QAB
 from vocab.standard import RDF
 
@@ -61,12 +56,11 @@ log = logging.getLogger(__name__)
 STORE_PASSWORD_ENV = "QABENCH_STORE_PASSWORD"  # noqa: S105 (a variable name, not a secret)
 
 # Every route of the web server, one blueprint per kind of page or endpoint; the URL prefix a
-# blueprint owns is written in its module (``/experiment/...`` in ``server.pages.experiments``).
+# blueprint owns is written in its module (``/experiment/...`` in ``server.pages.tasks``).
 BLUEPRINTS = (
     lists.bp,  # /, /datasets, /experiments, /systems
     datasets.bp,  # /dataset/...
-    experiments.bp,  # /experiment/...
-    tasks.bp,  # /task/...
+    tasks.bp,  # /experiment/..., /task/...
     systems.bp,  # /system/...
     leaderboard.bp,  # /leaderboard
     compare.bp,  # /compare
@@ -80,11 +74,6 @@ BLUEPRINTS = (
     endpoint.bp,  # /sparql
     update.bp,  # /update
 )
-
-
-def templates_dir() -> Path:
-    """Return the directory of the Jinja2 templates (``templates/``)."""
-    return Path(str(resources.files("templates")))
 
 
 def open_store(config: Config) -> RdfStore:
@@ -215,13 +204,8 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     register_error_handlers(app)
     caching.install(app)
     cors.install(app)
-    app.jinja_env.finalize = visible
-    app.jinja_env.globals["base_iri"] = config.base_iri
+    configure(app.jinja_env, config.base_iri)
     app.jinja_env.globals["here"] = here
-    app.jinja_env.filters["href"] = lambda iri: href(str(iri), config.base_iri)
-    app.jinja_env.filters["slug"] = iris.slug
-    app.jinja_env.filters["when"] = format_time
-    app.jinja_env.filters["machine_time"] = machine_time
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     if config.server.demo:

@@ -22,13 +22,13 @@ from itertools import islice
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
-from server.linked_data.part_jobs import READERS, DocumentJob
+from server.linked_data.part_jobs import PAGES, READERS, DocumentJob
 from server.linked_data.parts import MAX_DOCUMENT_QUADS, Part, graph_part
 from server.replica.views import ViewNotReadyError
 from server.services import PAGE_GATE, Services, Visibility
 from server.sparql.workers import PoolError
 from server.web.problems import Problem
-from server.web.representations import Representation
+from server.web.representations import HTML, Representation
 from store import graphs
 from vocab import iris
 from vocab.project import QAB
@@ -146,16 +146,20 @@ def document_elsewhere(
     path: str,
     rep: Representation,
     as_graph: bool,
+    alternates: tuple[tuple[str, str, str], ...] = (),
 ) -> tuple[bytes, Part] | None:
     """Return page ``page`` of an experiment's or a task's document in the RDF form ``rep`` as
     a query worker wrote it from the public view (``server.linked_data.part_jobs``), and where
     it is (a ``Part`` without quads); None where this process writes it: for a reader whose
     tokens open private experiments, for what is not public, before the workers were started
     (commands, tests of the application alone), when no view or worker is at hand at once, or
-    for a page the worker leaves (empty, past the end, too large)."""
+    for a page the worker leaves (empty, past the end, too large). An experiment's HTML page
+    (``rep`` HTML, with its ``alternates`` links) is written the same way."""
     owner = owner_graph(svc, iri)
     kind = _paged_kind(svc, iri)
-    if owner is None or kind is None or not _public(svc, owner, vis) or rep.rdf_format is None:
+    if owner is None or kind is None or not _public(svc, owner, vis):
+        return None
+    if rep.rdf_format is None and not (rep == HTML and kind in PAGES):
         return None
     try:
         view = svc.view(PART_VIEW_WAIT_SECONDS)
@@ -164,7 +168,7 @@ def document_elsewhere(
         # waiting for another process computes nothing here: another page may (its slot)
         PAGE_GATE.step_out()
         where = (str(view.path), svc.base, kind, iri.value, owner.value, page, path)
-        job = DocumentJob(*where, rep.media_type, as_graph)
+        job = DocumentJob(*where, rep.media_type, as_graph, alternates)
         outcome = svc.pool.run(job, PAGES_CLIENT, wait=PART_WORKER_WAIT_SECONDS)
     except (PoolError, ViewNotReadyError) as exc:
         log.debug("writing %s here: %s", iri.value, exc)

@@ -23,7 +23,7 @@ from server.linked_data.parts import Part, graph_part, neighbours, page_url, wit
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
-from server.web.negotiation import DOCUMENT_FORMATS, Representation, split_extension
+from server.web.negotiation import DOCUMENT_FORMATS, HTML, Representation, split_extension
 from server.web.pagination import page_number
 from server.web.problems import Problem
 from vocab import iris
@@ -119,9 +119,11 @@ def _document_links(reader: Reader, node: NamedNode) -> list[str]:
 
 
 def _document_elsewhere(reader: Reader, node: NamedNode) -> tuple[bytes, tuple[str, ...]] | None:
-    """Return the RDF form of an experiment's or task's document as a query worker wrote it,
-    with its ``Link`` entries (None: this process writes it; ``documents.document_elsewhere``)."""
-    if reader.rep.rdf_format is None or reader.stem.startswith("/graph/"):
+    """Return the RDF form of an experiment's or task's document (or an experiment's HTML page)
+    as a query worker wrote it, with its ``Link`` entries (None: this process writes it;
+    ``documents.document_elsewhere``)."""
+    html = reader.rep == HTML
+    if (reader.rep.rdf_format is None and not html) or reader.stem.startswith("/graph/"):
         return None
     made = document_elsewhere(
         reader.svc,
@@ -131,11 +133,12 @@ def _document_elsewhere(reader: Reader, node: NamedNode) -> tuple[bytes, tuple[s
         request.path,
         reader.rep,
         reader.choice.as_graph,
+        tuple(alternate_links()) if html else (),
     )
     if made is None:
         return None
     body, part = made
-    return body, tuple(_links(part))
+    return body, () if html else tuple(_links(part))
 
 
 def _extra_form(

@@ -11,6 +11,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+from urllib.parse import urlencode
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, parse
 
@@ -170,3 +171,11 @@ def describe(quads: list[Quad], focus: NamedNode, base: str | None = None) -> li
         )
         views.append(SubjectView(term_view(terms[key], base, labels), rows))
     return views
+
+
+def query_link(query: str, fmt: str | None = None) -> str:
+    """Return the ``/sparql`` URL that runs ``query`` (optionally in format ``fmt``)."""
+    params = {"query": query}
+    if fmt:
+        params["format"] = fmt
+    return "/sparql?" + urlencode(params)

@@ -43,11 +43,10 @@ from evaluators.significance import (
     RandomisationTest,
 )
 from server.linked_data.pipeline import Reader, Resource, serve
-from server.linked_data.terms import href
+from server.linked_data.terms import href, query_link
 from server.pages.experiments import cached_experiment, cached_task
 from server.pages.task_rows import question_texts
 from server.services import Services, Visibility
-from server.sparql.page import query_link
 from server.web.negotiation import CSV, HTML, JSON_REPORT
 from server.web.problems import Problem
 from store import graphs, queries

@@ -20,10 +20,9 @@ from pyoxigraph import Literal, NamedNode, QuerySolutions
 from evaluators.datasets.library import VersionInfo, list_versions
 from evaluators.model import question_order
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
-from server.linked_data.terms import TermView, term_view, vocabulary_labels
+from server.linked_data.terms import TermView, query_link, term_view, vocabulary_labels
 from server.pages.task_rows import short_view
 from server.services import Services, Visibility
-from server.sparql.page import query_link
 from server.web.pagination import page_number, paginate
 from server.web.problems import Problem
 from store import graphs, queries

@@ -7,6 +7,11 @@ types, footnotes for undefined values, per-task links to the task pages, the pro
 link to the SPARQL query behind the tables. While tasks are queued or running the page reloads
 itself every few seconds (a ``meta refresh``: it works without JavaScript). The RDF forms of
 the experiment come from ``server.linked_data.routes.serve_resource``.
+
+This module knows neither Flask nor the services: it reads from a ``parts.Source`` (the
+services, or a query worker's view) and renders with ``server.rendering``, so a query worker
+writes an anonymous reader's page (``server.linked_data.part_jobs``) byte for byte as the serving
+process would. The route and what depends on the request live in ``server.pages.tasks``.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators.experiments.model import TaskStatus
@@ -22,11 +26,10 @@ from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experi
 from evaluators.experiments.results import experiment_table_query
 from evaluators.reports.experiment import ExperimentReport, experiment_report
 from evaluators.reports.headline import headline
-from evaluators.reports.render import to_csv
-from evaluators.reports.tables import results_table, significance_tables, summary_table
+from evaluators.reports.tables import significance_tables, summary_table
 from evaluators.results import BIOASQ_TYPES, type_order
-from server.linked_data.routes import alternate_links, generic_page, serve_resource
-from server.linked_data.terms import describe
+from server.linked_data.parts import Source
+from server.linked_data.terms import describe, query_link
 from server.pages.tables import (
     Footnotes,
     TaskRows,
@@ -41,14 +44,7 @@ from server.pages.tables import (
     text2sparql_columns,
     text2sparql_rows,
 )
-from server.services import Services, Visibility
-from server.sparql.page import query_link
-from server.web import auth
-from server.web.negotiation import CSV
-from server.web.problems import Problem
-from store import graphs
-
-bp = Blueprint("experiment", __name__)
+from server.rendering import render
 
 # Seconds between reloads of a page whose tasks are still queued or running.
 REFRESH_SECONDS = 3
@@ -90,72 +86,48 @@ def progress(tasks: tuple[TaskSummary, ...]) -> Progress:
     return Progress(len(tasks), len(tasks) - open_, ordered, open_ > 0)
 
 
-def cached_experiment(svc: Services, experiment_id: str) -> ExperimentRead:
-    """Return what the experiment page shows, read once per store generation.
+def cached_experiment(source: Source, experiment_id: str) -> ExperimentRead:
+    """Return what the experiment page shows, read once per store generation (or view).
 
     Callers check first that the reader may see the experiment: the cache is shared.
     """
-    return svc.remember(
+    return source.remember(
         f"experiment-read {experiment_id}",
-        lambda: read_experiment(svc.store, svc.base, experiment_id),
+        lambda: read_experiment(source.store, source.base, experiment_id),
     )
 
 
-def cached_task(svc: Services, experiment_id: str, number: int) -> TaskSummary | None:
+def cached_task(source: Source, experiment_id: str, number: int) -> TaskSummary | None:
     """Return one task of a (visible) experiment, if it has that task, read once per store
     generation (that task's data only: a task page does not read the whole experiment)."""
-    return svc.remember(
+    return source.remember(
         f"task-read {experiment_id} {number}",
-        lambda: read_task(svc.store, svc.base, experiment_id, number),
+        lambda: read_task(source.store, source.base, experiment_id, number),
     )
 
 
-def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
-    """Render an experiment the reader may see.
-
-    Raises:
-        Problem: 404 when ``iri`` is not an experiment the reader may see.
-    """
-    graph = graphs.experiment_graph_of(svc.base, iri.value)
-    if graph is None:
-        # Below an experiment's IRI (not an experiment itself): its triples.
-        return generic_page(svc, iri, vis)
-    if not vis.can_see(graph):
-        raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
-    experiment_id = iri.value.rsplit("/", 1)[-1]
-    if graph in vis.unlocked:
-        # The owner's page carries the session's CSRF token: rendered for each request.
-        return _render(svc, iri, graph, experiment_id, vis)
-    return svc.remember(
-        f"experiment-page {experiment_id} {request.path} {vis.key}",
-        lambda: _render(svc, iri, graph, experiment_id, vis),
-    )
-
-
-def cached_report(svc: Services, experiment_id: str) -> ExperimentReport:
+def cached_report(source: Source, experiment_id: str) -> ExperimentReport:
     """Return an experiment's reports (summaries, matrices, significance), once per generation.
 
     Callers check first that the reader may see the experiment: the cache is shared.
     """
-    return svc.remember(
+    return source.remember(
         f"experiment-report {experiment_id}",
         lambda: experiment_report(
-            svc.store, svc.base, experiment_id, read=cached_experiment(svc, experiment_id)
+            source.store, source.base, experiment_id, read=cached_experiment(source, experiment_id)
         ),
     )
 
 
-def experiment_csv(svc: Services, iri: NamedNode, vis: Visibility) -> bytes:
-    """Return an experiment's results table as CSV (one row per task and experiment type).
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """What the page shows of its reader: the ``(url, media type, label)`` of the page's other
+    forms, whether the experiment is published, and, for the holder of its token, the session's
+    CSRF token for the publish action (empty: no action)."""
 
-    Raises:
-        Problem: 404 when ``iri`` is not an experiment the reader may see.
-    """
-    graph = graphs.experiment_graph_of(svc.base, iri.value)
-    if graph is None or not vis.can_see(graph):
-        raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
-    report = cached_report(svc, iri.value.rsplit("/", 1)[-1])
-    return to_csv(results_table(report.read.tasks, report.sanity)).encode("utf-8")
+    alternates: tuple[tuple[str, str, str], ...]
+    published: bool = True
+    csrf_token: str = ""
 
 
 def _split(rows: list[TaskRows]) -> tuple[list[TaskRows], list[TaskRows]]:
@@ -165,19 +137,20 @@ def _split(rows: list[TaskRows]) -> tuple[list[TaskRows], list[TaskRows]]:
     return first, rest
 
 
-def _render(
-    svc: Services, iri: NamedNode, graph: NamedNode, experiment_id: str, vis: Visibility
-) -> str:
-    read = cached_experiment(svc, experiment_id)
-    report = cached_report(svc, experiment_id)
+def experiment_html(source: Source, iri: NamedNode, graph: NamedNode, viewer: Viewer) -> str:
+    """Render the page of the experiment ``iri`` (its quads in ``graph``) for ``viewer``;
+    callers check first that the reader may see it."""
+    experiment_id = iri.value.rsplit("/", 1)[-1]
+    read = cached_experiment(source, experiment_id)
+    report = cached_report(source, experiment_id)
     notes = Footnotes()
     state = progress(read.tasks)
     bio_columns = bioasq_columns(read.tasks)
-    can_publish = graph in vis.unlocked
     glance = [m for m in report.matrices if m.experiment_type in _GLANCE_TYPES]
     others = [m for m in report.matrices if m.experiment_type not in _GLANCE_TYPES]
     qa_rows, sub_rows = _split(qald_rows(read.tasks, notes))
-    return render_template(
+    return render(
+        source.base,
         "experiment.html",
         title=f"Experiment {experiment_id}",
         facts=read.facts,
@@ -210,16 +183,10 @@ def _render(
         footnotes=notes.listing(),
         tasks=read.tasks,
         systems=read.systems,
-        published=graph not in [p.graph for p in vis.private],
-        can_publish=can_publish,
-        csrf_token=auth.csrf_token() if can_publish else "",
-        alternates=alternate_links(),
-        query_href=query_link(experiment_table_query(svc.base, experiment_id)),
-        statements=describe(list(svc.store.quads(iri, None, None, graph)), iri, svc.base),
+        published=viewer.published,
+        can_publish=bool(viewer.csrf_token),
+        csrf_token=viewer.csrf_token,
+        alternates=viewer.alternates,
+        query_href=query_link(experiment_table_query(source.base, experiment_id)),
+        statements=describe(list(source.store.quads(iri, None, None, graph)), iri, source.base),
     )
-
-
-@bp.route("/experiment/<path:rest>")
-def experiment(rest: str) -> Response:
-    """An experiment: this page, its whole graph in an RDF form, or its results as CSV."""
-    return serve_resource("experiment", rest, experiment_page, [(CSV, experiment_csv)])

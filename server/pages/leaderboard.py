@@ -37,12 +37,12 @@ from evaluators.results import (
     MEASURES,
 )
 from server.linked_data.pipeline import Reader, Resource, serve
+from server.linked_data.terms import query_link
 from server.pages.charts import bar_chart
 from server.pages.compare import DATA_FORMS
 from server.pages.summaries import Dataset, dataset_of, profile_name
 from server.pages.tables import column, format_value
 from server.services import Services
-from server.sparql.page import query_link
 from server.web.negotiation import CSV, HTML, JSON_REPORT
 from server.web.pagination import Page, page_links, page_number, paginate
 from server.web.problems import Problem

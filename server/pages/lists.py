@@ -24,10 +24,10 @@ from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
 from server.linked_data.description import render_description
 from server.linked_data.pipeline import Reader, Resource, serve
+from server.linked_data.terms import query_link
 from server.listings import ExperimentEntry
 from server.pages.summaries import SORTS, experiment_row, sort_key, system_rows
 from server.services import Services, Visibility, services
-from server.sparql.page import query_link
 from server.web.auth import request_tokens
 from server.web.negotiation import PAGE_FORMATS, RDF_FORMATS, split_extension
 from server.web.pagination import Page, page_links, page_number, paginate, view_quads

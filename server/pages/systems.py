@@ -20,6 +20,7 @@ from pyoxigraph import Literal, NamedNode
 from evaluators.reports.headline import headline
 from evaluators.results import MEASURES, QA
 from server.linked_data.routes import alternate_links, serve_resource
+from server.linked_data.terms import query_link
 from server.listings import ExperimentEntry, TaskEntry, TaskScores
 from server.pages.summaries import (
     PROFILE_NAMES,
@@ -30,7 +31,6 @@ from server.pages.summaries import (
 )
 from server.pages.tables import DASH, MAIN_MEASURES, Cell, format_value, main_columns
 from server.services import Services, Visibility
-from server.sparql.page import query_link
 from server.web.pagination import page_number, paginate
 from server.web.problems import Problem
 from store import queries

@@ -1,4 +1,9 @@
-"""The HTML page of a task (``/task/{experiment}/{n}``): its results and per-question diagnostics.
+"""The routes of experiments and tasks, and the HTML page of a task (``/task/{experiment}/{n}``).
+
+``/experiment/{id}`` is served here from ``server.pages.experiments`` (which knows no request,
+so query workers render it too), with its CSV form.
+
+A task page shows its results and per-question diagnostics.
 
 The page shows the task's aggregate results (the experiment page's rows for this task), then one row
 per question of one experiment type: the question (linked, with its text), gold values against
@@ -22,10 +27,12 @@ from evaluators import cube
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import questions_query
 from evaluators.qa.scoring import Breakdown
+from evaluators.reports.render import to_csv
+from evaluators.reports.tables import results_table
 from evaluators.results import BIOASQ_TYPES, MeasureValue
 from server.linked_data.routes import alternate_links, generic_page, serve_resource
-from server.linked_data.terms import href
-from server.pages.experiments import cached_task
+from server.linked_data.terms import href, query_link
+from server.pages.experiments import Viewer, cached_report, cached_task, experiment_html
 from server.pages.tables import (
     MAIN_MEASURES,
     Cell,
@@ -47,13 +54,57 @@ from server.pages.task_rows import (
     task_table,
 )
 from server.services import Services, Visibility
-from server.sparql.page import query_link
+from server.web import auth
+from server.web.negotiation import CSV
 from server.web.pagination import page_number, paginate
 from server.web.problems import Problem
 from store import graphs
 from vocab import iris
 
 bp = Blueprint("task", __name__)
+
+
+def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
+    """Render an experiment the reader may see.
+
+    Raises:
+        Problem: 404 when ``iri`` is not an experiment the reader may see.
+    """
+    graph = graphs.experiment_graph_of(svc.base, iri.value)
+    if graph is None:
+        # Below an experiment's IRI (not an experiment itself): its triples.
+        return generic_page(svc, iri, vis)
+    if not vis.can_see(graph):
+        raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
+    alternates = tuple(alternate_links())
+    published = graph not in [p.graph for p in vis.private]
+    if graph in vis.unlocked:
+        # The owner's page carries the session's CSRF token: rendered for each request.
+        viewer = Viewer(alternates, published, auth.csrf_token())
+        return experiment_html(svc, iri, graph, viewer)
+    return svc.remember(
+        f"experiment-page {iri.value} {request.path} {vis.key}",
+        lambda: experiment_html(svc, iri, graph, Viewer(alternates, published)),
+    )
+
+
+def experiment_csv(svc: Services, iri: NamedNode, vis: Visibility) -> bytes:
+    """Return an experiment's results table as CSV (one row per task and experiment type).
+
+    Raises:
+        Problem: 404 when ``iri`` is not an experiment the reader may see.
+    """
+    graph = graphs.experiment_graph_of(svc.base, iri.value)
+    if graph is None or not vis.can_see(graph):
+        raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
+    report = cached_report(svc, iri.value.rsplit("/", 1)[-1])
+    return to_csv(results_table(report.read.tasks, report.sanity)).encode("utf-8")
+
+
+@bp.route("/experiment/<path:rest>")
+def experiment(rest: str) -> Response:
+    """An experiment: this page, its whole graph in an RDF form, or its results as CSV."""
+    return serve_resource("experiment", rest, experiment_page, [(CSV, experiment_csv)])
 
 
 @dataclass(frozen=True, slots=True)

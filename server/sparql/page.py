@@ -8,13 +8,13 @@ as an HTML table, with links to the same query in every machine-readable format.
 from __future__ import annotations
 
 import json
-from urllib.parse import urlencode
 
 from flask import Response, render_template, request
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 
 from server.linked_data.description import service_description
 from server.linked_data.pipeline import Reader, Resource, serve
+from server.linked_data.terms import query_link
 from server.services import services
 from server.sparql.jobs import QueryOutcome
 from server.web.negotiation import HTML, RDF_FORMATS
@@ -55,14 +55,6 @@ _GRAPH_DOWNLOADS = (
     ("RDF/XML", "rdf"),
     ("JSON-LD", "jsonld"),
 )
-
-
-def query_link(query: str, fmt: str | None = None) -> str:
-    """Return the ``/sparql`` URL that runs ``query`` (optionally in format ``fmt``)."""
-    params = {"query": query}
-    if fmt:
-        params["format"] = fmt
-    return "/sparql?" + urlencode(params)
 
 
 def _query_page(reader: Reader, _data: None) -> str:

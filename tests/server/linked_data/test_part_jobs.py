@@ -1,5 +1,6 @@
-"""Experiment and task documents written by a query worker from the public view are, byte for
-byte, the documents the serving process writes itself; nothing private goes to a worker."""
+"""Experiment and task documents, and experiment pages, written by a query worker from the
+public view are, byte for byte, what the serving process writes itself; nothing private goes
+to a worker."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import pytest
 from pyoxigraph import NamedNode
 
 from server.linked_data import documents
-from server.linked_data.part_jobs import READERS
+from server.linked_data.part_jobs import PAGES, READERS, DocumentJob, Memo, write_document
 from server.linked_data.parts import with_view
 from server.linked_data.serialisation import serialize_document
-from server.web.representations import DOCUMENT_FORMATS, NQUADS, TURTLE
+from server.pages.experiments import Viewer, experiment_html
+from server.web.representations import DOCUMENT_FORMATS, HTML, NQUADS, TURTLE
 from store import graphs
+from store.triplestore import TripleStore
 from tests.plugins.experiment_pages import PAGES_BASE, PagesWorld, make_pages_world
 from vocab.project import QAB
 
@@ -75,6 +78,49 @@ def test_the_document_route_sends_what_the_worker_wrote(world: PagesWorld) -> No
     assert client.get(f"/experiment/{eid}.ttl?page=9").status_code == 404
 
 
+def _alternates(path: str) -> tuple[tuple[str, str, str], ...]:
+    return tuple((f"{path}.{r.extension}", r.media_type, r.label) for r in DOCUMENT_FORMATS)
+
+
+def test_a_worker_writes_the_experiment_page_the_server_writes(world: PagesWorld) -> None:
+    svc = world.services
+    eid = world.published.id
+    graph = graphs.experiment_graph(PAGES_BASE, eid)
+    iri = NamedNode(f"{PAGES_BASE}/experiment/{eid}")
+    path = f"/experiment/{eid}"
+    links = _alternates(path)
+    made = documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, HTML, False, links)
+    assert made is not None  # written by a worker
+    expected = experiment_html(svc, iri, graph, Viewer(links)).encode()
+    assert made[0] == expected
+    assert f"Experiment {eid}".encode() in expected and b"<table" in expected
+    assert f'href="{path}.ttl"'.encode() in expected
+    # the route sends it: the same bytes, as HTML
+    response = world.app.test_client().get(path, headers={"Accept": "text/html"})
+    assert response.status_code == 200
+    assert response.content_type == "text/html; charset=utf-8"
+    assert response.data == expected
+    # tasks' pages are still the serving process's (they depend on the query string)
+    assert set(PAGES) == {"experiment"}
+
+
+def test_a_page_the_worker_cannot_render_is_left_to_the_server(world: PagesWorld) -> None:
+    svc = world.services
+    view = svc.view()
+    eid = world.published.id
+    where = (str(view.path), PAGES_BASE, "experiment", f"{PAGES_BASE}/experiment/{eid}")
+    graph = graphs.experiment_graph(PAGES_BASE, eid).value
+    store = TripleStore.open_read_only(view.path)
+    ok = write_document(store, DocumentJob(*where, graph, 1, "/x", HTML.media_type, False), Memo(1))
+    assert ok.failure is None and ok.media_type == HTML.media_type
+    # a task page, or an experiment whose graph holds something the page cannot read
+    task = DocumentJob(*where[:2], "task", f"{where[3]}/1", graph, 1, "/x", HTML.media_type, False)
+    assert write_document(store, task, Memo(1)).failure == "evaluation"
+    broken = DocumentJob(*where, "not an IRI", 1, "/x", HTML.media_type, False)
+    left = write_document(store, broken, Memo(1))
+    assert left.failure == "evaluation" and "ValueError" in left.message
+
+
 def test_private_experiments_and_opened_readers_are_written_by_the_server(
     world: PagesWorld,
 ) -> None:
@@ -89,6 +135,8 @@ def test_private_experiments_and_opened_readers_are_written_by_the_server(
     opened = svc.visibility([world.private.token])
     assert opened.unlocked
     assert documents.document_elsewhere(svc, iri, opened, 1, path, TURTLE, True) is None
+    for vis in (svc.visibility(), opened):
+        assert documents.document_elsewhere(svc, iri, vis, 1, path, HTML, False) is None
     # and the server reads it for the reader who may see it
     assert documents.document_part(svc, iri, opened, 1).quads
 
@@ -103,9 +151,12 @@ def test_without_started_workers_the_server_writes_documents_itself(tmp_path: Pa
         path = f"/experiment/{eid}"
         vis = svc.visibility()
         assert documents.document_elsewhere(svc, iri, vis, 1, path, TURTLE, True) is None
+        assert documents.document_elsewhere(svc, iri, vis, 1, path, HTML, False) is None
         assert not svc.pool.started  # asking did not start them
         response = world.app.test_client().get(f"{path}.ttl")
         assert response.status_code == 200 and response.data
+        page = world.app.test_client().get(path, headers={"Accept": "text/html"})
+        assert page.status_code == 200 and f"Experiment {eid}".encode() in page.data
     finally:
         world.services.close()
 
