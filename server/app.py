@@ -26,7 +26,8 @@ from server.config import Config
 from server.linked_data import description, discovery, dump, vocabulary
 from server.linked_data import routes as resource_routes
 from server.listings import ExperimentIndex
-from server.pages import compare, datasets, leaderboard, lists, systems, tasks
+from server.pages import compare, datasets, leaderboard, lists, systems
+from server.pages import routes as experiment_routes
 from server.rendering import configure, templates_dir
 from server.replica.dumps import PublicDumps
 from server.replica.views import ViewPublisher
@@ -56,11 +57,11 @@ log = logging.getLogger(__name__)
 STORE_PASSWORD_ENV = "QABENCH_STORE_PASSWORD"  # noqa: S105 (a variable name, not a secret)
 
 # Every route of the web server, one blueprint per kind of page or endpoint; the URL prefix a
-# blueprint owns is written in its module (``/experiment/...`` in ``server.pages.tasks``).
+# blueprint owns is written in its module (``/experiment/...`` in ``server.pages.routes``).
 BLUEPRINTS = (
     lists.bp,  # /, /datasets, /experiments, /systems
     datasets.bp,  # /dataset/...
-    tasks.bp,  # /experiment/..., /task/...
+    experiment_routes.bp,  # /experiment/..., /task/...
     systems.bp,  # /system/...
     leaderboard.bp,  # /leaderboard
     compare.bp,  # /compare

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from itertools import islice
+from typing import NamedTuple
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
@@ -138,6 +139,15 @@ def _paged_kind(svc: Services, iri: NamedNode) -> str | None:
     return ref.kind if ref.kind == "experiment" or ref.number else None
 
 
+class PageContext(NamedTuple):
+    """What an HTML page written by a query worker needs of its request: the ``(url, media
+    type, label)`` of its other forms, its query parameters (no access token) and rows a page."""
+
+    alternates: tuple[tuple[str, str, str], ...]
+    args: tuple[tuple[str, str], ...]
+    page_size: int
+
+
 def document_elsewhere(
     svc: Services,
     iri: NamedNode,
@@ -146,20 +156,20 @@ def document_elsewhere(
     path: str,
     rep: Representation,
     as_graph: bool,
-    alternates: tuple[tuple[str, str, str], ...] = (),
+    context: PageContext | None = None,
 ) -> tuple[bytes, Part] | None:
     """Return page ``page`` of an experiment's or a task's document in the RDF form ``rep`` as
     a query worker wrote it from the public view (``server.linked_data.part_jobs``), and where
     it is (a ``Part`` without quads); None where this process writes it: for a reader whose
     tokens open private experiments, for what is not public, before the workers were started
     (commands, tests of the application alone), when no view or worker is at hand at once, or
-    for a page the worker leaves (empty, past the end, too large). An experiment's HTML page
-    (``rep`` HTML, with its ``alternates`` links) is written the same way."""
+    for a page the worker leaves (empty, past the end, too large). The HTML page of an
+    experiment or a task (``rep`` HTML, with the request's ``context``) is written the same way."""
     owner = owner_graph(svc, iri)
     kind = _paged_kind(svc, iri)
     if owner is None or kind is None or not _public(svc, owner, vis):
         return None
-    if rep.rdf_format is None and not (rep == HTML and kind in PAGES):
+    if rep.rdf_format is None and not (rep == HTML and kind in PAGES and context is not None):
         return None
     try:
         view = svc.view(PART_VIEW_WAIT_SECONDS)
@@ -168,7 +178,7 @@ def document_elsewhere(
         # waiting for another process computes nothing here: another page may (its slot)
         PAGE_GATE.step_out()
         where = (str(view.path), svc.base, kind, iri.value, owner.value, page, path)
-        job = DocumentJob(*where, rep.media_type, as_graph, alternates)
+        job = DocumentJob(*where, rep.media_type, as_graph, *(context or ()))
         outcome = svc.pool.run(job, PAGES_CLIENT, wait=PART_WORKER_WAIT_SECONDS)
     except (PoolError, ViewNotReadyError) as exc:
         log.debug("writing %s here: %s", iri.value, exc)

@@ -12,9 +12,11 @@ bytes on. The document is the same either way: the worker reads it with
 serving process does. A page the worker does not write (empty, past the end, too large) is
 left to the serving process, which answers it as always.
 
-The HTML page of an experiment goes the same way: its reads (5-7 ms cold) and rendering run in
-the worker with ``server.pages.experiments`` and the Flask-free ``server.rendering``, the same
-code the serving process renders it with, so the bytes are the same.
+The HTML pages of experiments and tasks go the same way: their reads (5-10 ms cold) and
+rendering run in the worker with ``server.pages.experiments``/``tasks`` and the Flask-free
+``server.rendering``, the code the serving process renders them with, so the bytes are the
+same. A page the worker cannot render (no such task or experiment type, past the last page)
+is left to the serving process, which answers it with its 400 or 404.
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ from server.linked_data.parts import (
     with_view,
 )
 from server.linked_data.serialisation import serialize_document
-from server.pages.experiments import Viewer, experiment_html
+from server.pages.experiments import Viewer, cached_task, experiment_html
+from server.pages.tasks import TaskView, filters_of, task_html
 from server.sparql.jobs import QueryOutcome
 from server.web.representations import DOCUMENT_FORMATS, HTML
 from store.errors import StoreError
 from store.protocol import RdfStore
+from vocab import iris
 
 T = TypeVar("T")
 
@@ -64,16 +68,32 @@ class DocumentJob(NamedTuple):
     path: str
     media: str
     as_graph: bool
-    # an HTML page's other forms: (url, media type, label)
+    # an HTML page's other forms (url, media type, label), the request's query parameters
+    # (no access token) and rows a page
     alternates: tuple[tuple[str, str, str], ...] = ()
+    args: tuple[tuple[str, str], ...] = ()
+    page_size: int = 0
 
 
 def _experiment_page(source: Source, iri: NamedNode, graph: NamedNode, job: DocumentJob) -> str:
     return experiment_html(source, iri, graph, Viewer(job.alternates))
 
 
+def _task_page(source: Source, iri: NamedNode, graph: NamedNode, job: DocumentJob) -> str:
+    ref = iris.parse(job.base, iri.value)
+    task = cached_task(source, ref.parts[0], ref.number) if ref is not None else None
+    if task is None:
+        raise LookupError("no such task: the serving process answers 404")
+    chosen = filters_of(job.args, [r.experiment_type for r in task.results], job.page)
+    if isinstance(chosen, str):
+        raise LookupError("no such experiment type: the serving process answers 400")
+    # The view holds exactly the graphs an anonymous reader may see.
+    view = TaskView(job.path, job.page_size, job.alternates, source.store.has_graph)
+    return task_html(source, iri, graph, task, chosen, view)
+
+
 # The HTML pages a worker writes, by IRI kind: as an anonymous reader sees them.
-PAGES = {"experiment": _experiment_page}
+PAGES = {"experiment": _experiment_page, "task": _task_page}
 
 
 class Memo:

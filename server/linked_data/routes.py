@@ -18,13 +18,18 @@ from collections.abc import Callable, Sequence
 from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode, Quad
 
-from server.linked_data.documents import document, document_elsewhere, document_part
+from server.linked_data.documents import (
+    PageContext,
+    document,
+    document_elsewhere,
+    document_part,
+)
 from server.linked_data.parts import Part, graph_part, neighbours, page_url, with_view
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
 from server.web.negotiation import DOCUMENT_FORMATS, HTML, Representation, split_extension
-from server.web.pagination import page_number
+from server.web.pagination import NOT_COPIED, page_number
 from server.web.problems import Problem
 from vocab import iris
 
@@ -133,12 +138,18 @@ def _document_elsewhere(reader: Reader, node: NamedNode) -> tuple[bytes, tuple[s
         request.path,
         reader.rep,
         reader.choice.as_graph,
-        tuple(alternate_links()) if html else (),
+        _page_context(reader) if html else None,
     )
     if made is None:
         return None
     body, part = made
     return body, () if html else tuple(_links(part))
+
+
+def _page_context(reader: Reader) -> PageContext:
+    # What an HTML page rendered elsewhere needs of this request (never an access token).
+    args = tuple((k, v) for k, v in request.args.items(multi=True) if k not in NOT_COPIED)
+    return PageContext(tuple(alternate_links()), args, reader.svc.config.server.page_size)
 
 
 def _extra_form(

@@ -11,7 +11,7 @@ the experiment come from ``server.linked_data.routes.serve_resource``.
 This module knows neither Flask nor the services: it reads from a ``parts.Source`` (the
 services, or a query worker's view) and renders with ``server.rendering``, so a query worker
 writes an anonymous reader's page (``server.linked_data.part_jobs``) byte for byte as the serving
-process would. The route and what depends on the request live in ``server.pages.tasks``.
+process would. The route and what depends on the request live in ``server.pages.routes``.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from pyoxigraph import NamedNode
 from evaluators import cube
 from evaluators.experiments.results import type_name
 from evaluators.qa.profiles import PROFILE_TERMS
+from evaluators.reports.charts import bar_chart
 from evaluators.reports.headline import Ranked, headline, ranking_measures
 from evaluators.reports.leaderboard import Entry, best_per_system, board, board_table, entry_json
 from evaluators.reports.render import to_csv
@@ -38,7 +39,6 @@ from evaluators.results import (
 )
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import query_link
-from server.pages.charts import bar_chart
 from server.pages.compare import DATA_FORMS
 from server.pages.summaries import Dataset, dataset_of, profile_name
 from server.pages.tables import column, format_value

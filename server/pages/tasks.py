@@ -1,9 +1,4 @@
-"""The routes of experiments and tasks, and the HTML page of a task (``/task/{experiment}/{n}``).
-
-``/experiment/{id}`` is served here from ``server.pages.experiments`` (which knows no request,
-so query workers render it too), with its CSV form.
-
-A task page shows its results and per-question diagnostics.
+"""The HTML page of a task (``/task/{experiment}/{n}``): its results and per-question diagnostics.
 
 The page shows the task's aggregate results (the experiment page's rows for this task), then one row
 per question of one experiment type: the question (linked, with its text), gold values against
@@ -13,26 +8,27 @@ the server, so it works without JavaScript: ``type`` (an experiment type the tas
 ``QA``), ``wrong=1`` (only questions with F1 below 1 or an error) and ``page`` (``server.page_size``
 questions per page; a page past the end is 404). Breakdowns by answer type, aggregation, hybrid and
 language follow. The question rows are read once per store generation and cached.
+
+Like ``server.pages.experiments`` this module knows neither Flask nor the services, so a query
+worker renders an anonymous reader's task page too; the request side (the route, 400 and 404)
+is ``server.pages.routes``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from flask import Blueprint, Response, render_template, request
 from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import questions_query
 from evaluators.qa.scoring import Breakdown
-from evaluators.reports.render import to_csv
-from evaluators.reports.tables import results_table
 from evaluators.results import BIOASQ_TYPES, MeasureValue
-from server.linked_data.routes import alternate_links, generic_page, serve_resource
+from server.linked_data.parts import Source
 from server.linked_data.terms import href, query_link
-from server.pages.experiments import Viewer, cached_report, cached_task, experiment_html
 from server.pages.tables import (
     MAIN_MEASURES,
     Cell,
@@ -53,58 +49,15 @@ from server.pages.task_rows import (
     task_breakdowns,
     task_table,
 )
-from server.services import Services, Visibility
-from server.web import auth
-from server.web.negotiation import CSV
-from server.web.pagination import page_number, paginate
-from server.web.problems import Problem
+from server.rendering import render
 from store import graphs
-from vocab import iris
 
-bp = Blueprint("task", __name__)
-
-
-def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
-    """Render an experiment the reader may see.
-
-    Raises:
-        Problem: 404 when ``iri`` is not an experiment the reader may see.
-    """
-    graph = graphs.experiment_graph_of(svc.base, iri.value)
-    if graph is None:
-        # Below an experiment's IRI (not an experiment itself): its triples.
-        return generic_page(svc, iri, vis)
-    if not vis.can_see(graph):
-        raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
-    alternates = tuple(alternate_links())
-    published = graph not in [p.graph for p in vis.private]
-    if graph in vis.unlocked:
-        # The owner's page carries the session's CSRF token: rendered for each request.
-        viewer = Viewer(alternates, published, auth.csrf_token())
-        return experiment_html(svc, iri, graph, viewer)
-    return svc.remember(
-        f"experiment-page {iri.value} {request.path} {vis.key}",
-        lambda: experiment_html(svc, iri, graph, Viewer(alternates, published)),
-    )
+# The query parameters that mean "only the questions not fully right".
+_YES = ("1", "on", "true", "yes")
 
 
-def experiment_csv(svc: Services, iri: NamedNode, vis: Visibility) -> bytes:
-    """Return an experiment's results table as CSV (one row per task and experiment type).
-
-    Raises:
-        Problem: 404 when ``iri`` is not an experiment the reader may see.
-    """
-    graph = graphs.experiment_graph_of(svc.base, iri.value)
-    if graph is None or not vis.can_see(graph):
-        raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
-    report = cached_report(svc, iri.value.rsplit("/", 1)[-1])
-    return to_csv(results_table(report.read.tasks, report.sanity)).encode("utf-8")
-
-
-@bp.route("/experiment/<path:rest>")
-def experiment(rest: str) -> Response:
-    """An experiment: this page, its whole graph in an RDF form, or its results as CSV."""
-    return serve_resource("experiment", rest, experiment_page, [(CSV, experiment_csv)])
+class PastTheEnd(LookupError):
+    """The asked page of questions lies past the last one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,90 +79,84 @@ class Filters:
         return stem + "?" + urlencode(params)
 
 
-def _filters(types: list[str]) -> Filters:
-    wanted = request.args.get("type") or ("QA" if "QA" in types else (types[0] if types else ""))
+def filters_of(args: Iterable[tuple[str, str]], types: list[str], page: int) -> Filters | str:
+    """Return the filters the query parameters ``args`` choose among the task's experiment
+    ``types`` (the asked ``type`` when the task has none it names instead).
+
+    >>> filters_of([("wrong", "on")], ["QA", "C2KB"], 2)
+    Filters(experiment_type='QA', only_wrong=True, page=2)
+    >>> filters_of([("type", "RE2KB")], ["QA"], 1)
+    'RE2KB'
+    """
+    given = dict(reversed(list(args)))  # the first value of each parameter, as Flask's get
+    default = "QA" if "QA" in types else (types[0] if types else "")
+    wanted = given.get("type") or default
     if types and wanted not in types:
-        raise Problem(
-            400,
-            f"This task has no experiment type {wanted[:40]!r}; it has: " + ", ".join(types),
-            extensions={"types": types},
-        )
-    page = page_number()
-    only_wrong = request.args.get("wrong", "") in ("1", "on", "true", "yes")
-    return Filters(wanted, only_wrong, page)
+        return wanted
+    return Filters(wanted, given.get("wrong", "") in _YES, page)
 
 
-def _task_parts(svc: Services, iri: NamedNode) -> tuple[str, int] | None:
-    ref = iris.parse(svc.base, iri.value)
-    if ref is None or ref.kind != "task" or not ref.exact or not ref.number:
-        return None
-    return ref.parts[0], ref.number
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """What the page needs of its request and reader: the URL path (its links and filter form
+    point there), questions a page, the ``(url, media type, label)`` of its other forms, and
+    whether the reader may see a graph (the dataset version's, for question texts)."""
+
+    path: str
+    page_size: int
+    alternates: tuple[tuple[str, str, str], ...]
+    can_see: Callable[[NamedNode], bool]
 
 
 def _table(
-    svc: Services, graph: NamedNode, iri: NamedNode, kind: str, version_graph: NamedNode | None
+    source: Source, graph: NamedNode, iri: NamedNode, kind: str, version_graph: NamedNode | None
 ) -> TaskTable:
-    term = cube.experiment_type_term(svc.base, kind)
-    return svc.remember(
+    term = cube.experiment_type_term(source.base, kind)
+    return source.remember(
         f"task-table {iri.value} {kind}",
-        lambda: task_table(svc.store, graph, iri, term, version_graph),
+        lambda: task_table(source.store, graph, iri, term, version_graph),
     )
 
 
-def task_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
-    """Render a task the reader may see.
+def task_html(
+    source: Source,
+    iri: NamedNode,
+    graph: NamedNode,
+    task: TaskSummary,
+    chosen: Filters,
+    view: TaskView,
+) -> str:
+    """Render the page of ``task`` (its quads in ``graph``) with the ``chosen`` filters.
 
     Raises:
-        Problem: 404 when the task does not exist or is not visible; 400 for an experiment
-            type the task does not have.
+        PastTheEnd: the page of questions lies past the last.
     """
-    parts = _task_parts(svc, iri)
-    if parts is None:
-        # Below a task's IRI (not a task itself): its triples.
-        return generic_page(svc, iri, vis)
-    experiment_id, number = parts
-    graph = graphs.experiment_graph(svc.base, experiment_id)
-    task = cached_task(svc, experiment_id, number) if vis.can_see(graph) else None
-    if task is None:
-        raise Problem(404, f"There is no task {iri.value} (or it is not published).")
-    # The page depends on the store, the visible graphs and the query string only.
-    return svc.remember(
-        f"task-page {request.full_path} {vis.key}",
-        lambda: _render(svc, iri, vis, task, graph, experiment_id),
-    )
-
-
-def _render(
-    svc: Services,
-    iri: NamedNode,
-    vis: Visibility,
-    task: TaskSummary,
-    graph: NamedNode,
-    experiment_id: str,
-) -> str:
-    number = task.plan.number
+    experiment_id = graph.value.rsplit("/", 1)[-1]
     types = [r.experiment_type for r in task.results]
-    chosen = _filters(types)
-    version = graphs.dataset_graph(svc.base, task.plan.dataset, task.plan.version)
-    version_graph = version if vis.can_see(version) else None
+    version = graphs.dataset_graph(source.base, task.plan.dataset, task.plan.version)
+    version_graph = version if view.can_see(version) else None
     table = (
-        _table(svc, graph, iri, chosen.experiment_type, version_graph)
+        _table(source, graph, iri, chosen.experiment_type, version_graph)
         if types
         else TaskTable((), ())
     )
     lines = table.select(chosen.only_wrong)
-    paged = paginate(lines, len(lines), chosen.page, svc.config.server.page_size)
-    page, pages, shown = paged.number, paged.pages, paged.rows
+    pages = max(1, -(-len(lines) // view.page_size))
+    if chosen.page > pages:
+        raise PastTheEnd(f"There is no page {chosen.page}; the list has {pages}.")
+    start = (chosen.page - 1) * view.page_size
+    shown = lines[start : start + view.page_size]
     texts = question_texts(
-        svc.store, [line.values.question for line in shown], version_graph, task.plan.language
+        source.store, [line.values.question for line in shown], version_graph, task.plan.language
     )
     notes = Footnotes()
-    bio = chosen.experiment_type in BIOASQ_TYPES
     bio_cols = bioasq_columns((task,))
-    stem = request.path
-    return render_template(
+    page, stem, base = chosen.page, view.path, source.base
+    return render(
+        base,
         "task.html",
-        title=f"Task {number} of experiment {experiment_id}",
+        title=f"Task {task.plan.number} of experiment {experiment_id}",
+        path=stem,
         iri=iri.value,
         experiment_id=experiment_id,
         task=task,
@@ -219,14 +166,14 @@ def _render(
         bio_rows=bioasq_rows((task,), bio_cols, notes),
         types=types,
         filters=chosen,
-        is_bioasq=bio,
+        is_bioasq=chosen.experiment_type in BIOASQ_TYPES,
         measure_columns=[column(m) for m in table.measures],
         questions=[
             (
                 line,
-                diagnostics(svc.store, svc.base, graph, iri, chosen.experiment_type, line, texts),
+                diagnostics(source.store, base, graph, iri, chosen.experiment_type, line, texts),
                 [cell(v, notes) for v in _ordered(line, table.measures)],
-                href(line.values.question.value, svc.base),
+                href(line.values.question.value, base),
             )
             for line in shown
         ],
@@ -236,11 +183,11 @@ def _render(
         pages=pages,
         prev_url=chosen.url(stem, page=page - 1) if page > 1 else None,
         next_url=chosen.url(stem, page=page + 1) if page < pages else None,
-        breakdowns=_breakdowns(svc, task, table, chosen.experiment_type, notes),
+        breakdowns=_breakdowns(source, task, table, chosen.experiment_type, notes),
         footnotes=notes.listing(),
-        alternates=alternate_links(),
+        alternates=view.alternates,
         query_href=query_link(
-            questions_query(graph, iri, cube.experiment_type_term(svc.base, chosen.experiment_type))
+            questions_query(graph, iri, cube.experiment_type_term(base, chosen.experiment_type))
         ),
     )
 
@@ -261,11 +208,11 @@ class BreakdownRow:
 
 
 def _breakdowns(
-    svc: Services, task: TaskSummary, table: TaskTable, kind: str, notes: Footnotes
+    source: Source, task: TaskSummary, table: TaskTable, kind: str, notes: Footnotes
 ) -> list[BreakdownRow]:
-    found: tuple[Breakdown, ...] = svc.remember(
+    found: tuple[Breakdown, ...] = source.remember(
         f"task-breakdowns {task.iri} {kind}",
-        lambda: task_breakdowns(svc.store, svc.base, task, table, kind),
+        lambda: task_breakdowns(source.store, source.base, task, table, kind),
     )
     # A dimension whose only group is "unknown" says nothing about the questions.
     shown = {b.dimension for b in found if b.group != "unknown"}
@@ -282,9 +229,3 @@ def _breakdowns(
         for b in found
         if b.dimension in shown
     ]
-
-
-@bp.route("/task/<path:rest>")
-def task(rest: str) -> Response:
-    """One task of an experiment: this page, or its document (with observations) as RDF."""
-    return serve_resource("task", rest, task_page)

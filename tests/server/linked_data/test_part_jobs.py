@@ -14,11 +14,13 @@ from server.linked_data import documents
 from server.linked_data.part_jobs import PAGES, READERS, DocumentJob, Memo, write_document
 from server.linked_data.parts import with_view
 from server.linked_data.serialisation import serialize_document
-from server.pages.experiments import Viewer, experiment_html
+from server.pages.experiments import Viewer, cached_task, experiment_html
+from server.pages.tasks import Filters, PastTheEnd, TaskView, filters_of, task_html
 from server.web.representations import DOCUMENT_FORMATS, HTML, NQUADS, TURTLE
 from store import graphs
 from store.triplestore import TripleStore
 from tests.plugins.experiment_pages import PAGES_BASE, PagesWorld, make_pages_world
+from vocab import iris
 from vocab.project import QAB
 
 RDF_FORMS = [rep for rep in DOCUMENT_FORMATS if rep.rdf_format is not None]
@@ -78,8 +80,12 @@ def test_the_document_route_sends_what_the_worker_wrote(world: PagesWorld) -> No
     assert client.get(f"/experiment/{eid}.ttl?page=9").status_code == 404
 
 
-def _alternates(path: str) -> tuple[tuple[str, str, str], ...]:
-    return tuple((f"{path}.{r.extension}", r.media_type, r.label) for r in DOCUMENT_FORMATS)
+def _context(path: str, args: tuple[tuple[str, str], ...] = ()) -> documents.PageContext:
+    links = tuple((f"{path}.{r.extension}", r.media_type, r.label) for r in DOCUMENT_FORMATS)
+    return documents.PageContext(links, args, PAGE_SIZE)
+
+
+PAGE_SIZE = 3
 
 
 def test_a_worker_writes_the_experiment_page_the_server_writes(world: PagesWorld) -> None:
@@ -88,10 +94,10 @@ def test_a_worker_writes_the_experiment_page_the_server_writes(world: PagesWorld
     graph = graphs.experiment_graph(PAGES_BASE, eid)
     iri = NamedNode(f"{PAGES_BASE}/experiment/{eid}")
     path = f"/experiment/{eid}"
-    links = _alternates(path)
-    made = documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, HTML, False, links)
+    context = _context(path)
+    made = documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, HTML, False, context)
     assert made is not None  # written by a worker
-    expected = experiment_html(svc, iri, graph, Viewer(links)).encode()
+    expected = experiment_html(svc, iri, graph, Viewer(context.alternates)).encode()
     assert made[0] == expected
     assert f"Experiment {eid}".encode() in expected and b"<table" in expected
     assert f'href="{path}.ttl"'.encode() in expected
@@ -100,8 +106,64 @@ def test_a_worker_writes_the_experiment_page_the_server_writes(world: PagesWorld
     assert response.status_code == 200
     assert response.content_type == "text/html; charset=utf-8"
     assert response.data == expected
-    # tasks' pages are still the serving process's (they depend on the query string)
-    assert set(PAGES) == {"experiment"}
+
+
+def test_a_worker_writes_the_task_pages_the_server_writes(world: PagesWorld) -> None:
+    svc = world.services
+    vis = svc.visibility()
+    eid = world.published.id
+    graph = graphs.experiment_graph(PAGES_BASE, eid)
+    compared = 0
+    for kind, iri in _resources(world):
+        if kind != "task":
+            continue
+        path = iri.value.removeprefix(PAGES_BASE)
+        ref = iris.parse(PAGES_BASE, iri.value)
+        assert ref is not None and ref.number
+        task = cached_task(svc, eid, ref.number)
+        assert task is not None
+        types = [r.experiment_type for r in task.results]
+        asked: list[tuple[tuple[str, str], ...]] = [(), (("wrong", "1"),)]
+        asked += [(("type", t), ("token", "not-sent")) for t in types[1:3]]
+        for args in asked:
+            for page in (1, 2):
+                chosen = filters_of(args, types, page)
+                assert isinstance(chosen, Filters)
+                view = TaskView(path, PAGE_SIZE, _context(path).alternates, vis.can_see)
+                try:
+                    expected = task_html(svc, iri, graph, task, chosen, view).encode()
+                except PastTheEnd:
+                    expected = None
+                context = _context(path, args)
+                made = documents.document_elsewhere(svc, iri, vis, page, path, HTML, False, context)
+                if expected is None:
+                    assert made is None  # past the end: the server's 404
+                    continue
+                assert made is not None and made[0] == expected, (path, args, page)
+                assert f"Task {ref.number} of experiment".encode() in expected
+                compared += 1
+    # every task at least on its first page with two filters, some with second pages
+    assert compared >= 4 * 2 + 1, compared
+
+
+def test_the_task_route_sends_what_the_worker_wrote_and_keeps_its_errors(
+    world: PagesWorld,
+) -> None:
+    client = world.app.test_client()
+    eid = world.published.id
+    tasks = [iri for kind, iri in _resources(world) if kind == "task"]
+    # a task with results (one without has no filter form)
+    task = next(
+        t for t in tasks if (s := cached_task(world.services, eid, int(t.value[-1]))) and s.results
+    )
+    path = task.value.removeprefix(PAGES_BASE)
+    page = client.get(path, headers={"Accept": "text/html"})
+    assert page.status_code == 200 and b"Questions" in page.data
+    assert f'action="{path}"'.encode() in page.data  # the filter form points at the page
+    assert client.get(f"{path}?type=NOPE", headers={"Accept": "text/html"}).status_code == 400
+    assert client.get(f"{path}?page=999", headers={"Accept": "text/html"}).status_code == 404
+    missing = f"/task/{world.published.id}/99"
+    assert client.get(missing, headers={"Accept": "text/html"}).status_code == 404
 
 
 def test_a_page_the_worker_cannot_render_is_left_to_the_server(world: PagesWorld) -> None:
@@ -111,14 +173,22 @@ def test_a_page_the_worker_cannot_render_is_left_to_the_server(world: PagesWorld
     where = (str(view.path), PAGES_BASE, "experiment", f"{PAGES_BASE}/experiment/{eid}")
     graph = graphs.experiment_graph(PAGES_BASE, eid).value
     store = TripleStore.open_read_only(view.path)
-    ok = write_document(store, DocumentJob(*where, graph, 1, "/x", HTML.media_type, False), Memo(1))
-    assert ok.failure is None and ok.media_type == HTML.media_type
-    # a task page, or an experiment whose graph holds something the page cannot read
-    task = DocumentJob(*where[:2], "task", f"{where[3]}/1", graph, 1, "/x", HTML.media_type, False)
-    assert write_document(store, task, Memo(1)).failure == "evaluation"
-    broken = DocumentJob(*where, "not an IRI", 1, "/x", HTML.media_type, False)
+    html = HTML.media_type
+    ok = write_document(store, DocumentJob(*where, graph, 1, "/x", html, False), Memo(1))
+    assert ok.failure is None and ok.media_type == html
+    task = f"{PAGES_BASE}/task/{eid}"
+    scored = next(n for n in range(1, 5) if (t := cached_task(svc, eid, n)) and t.results)
+    for iri, args, page in (
+        (f"{task}/99", (), 1),  # no such task
+        (f"{task}/{scored}", (("type", "NOPE"),), 1),  # no such experiment type
+        (f"{task}/{scored}", (), 999),  # past the last page
+    ):
+        job = DocumentJob(*where[:2], "task", iri, graph, page, "/x", html, False, (), args, 3)
+        assert write_document(store, job, Memo(1)).failure == "evaluation", (iri, args, page)
+    broken = DocumentJob(*where, "not an IRI", 1, "/x", html, False)
     left = write_document(store, broken, Memo(1))
     assert left.failure == "evaluation" and "ValueError" in left.message
+    assert set(PAGES) == {"experiment", "task"}
 
 
 def test_private_experiments_and_opened_readers_are_written_by_the_server(
@@ -136,7 +206,8 @@ def test_private_experiments_and_opened_readers_are_written_by_the_server(
     assert opened.unlocked
     assert documents.document_elsewhere(svc, iri, opened, 1, path, TURTLE, True) is None
     for vis in (svc.visibility(), opened):
-        assert documents.document_elsewhere(svc, iri, vis, 1, path, HTML, False) is None
+        made = documents.document_elsewhere(svc, iri, vis, 1, path, HTML, False, _context(path))
+        assert made is None
     # and the server reads it for the reader who may see it
     assert documents.document_part(svc, iri, opened, 1).quads
 
@@ -151,7 +222,8 @@ def test_without_started_workers_the_server_writes_documents_itself(tmp_path: Pa
         path = f"/experiment/{eid}"
         vis = svc.visibility()
         assert documents.document_elsewhere(svc, iri, vis, 1, path, TURTLE, True) is None
-        assert documents.document_elsewhere(svc, iri, vis, 1, path, HTML, False) is None
+        made = documents.document_elsewhere(svc, iri, vis, 1, path, HTML, False, _context(path))
+        assert made is None
         assert not svc.pool.started  # asking did not start them
         response = world.app.test_client().get(f"{path}.ttl")
         assert response.status_code == 200 and response.data

@@ -257,7 +257,7 @@ def test_best_per_system_ranks_by_macro_then_micro_f1() -> None:
 def test_bar_chart_geometry(
     values: list[tuple[str, float]], maximum: float, widths: list[float]
 ) -> None:
-    from server.pages.charts import PLOT_WIDTH, bar_chart
+    from evaluators.reports.charts import PLOT_WIDTH, bar_chart
 
     chart = bar_chart("t", values, maximum=maximum)
     assert [b.width for b in chart.bars] == widths
