@@ -43,7 +43,7 @@ _MEMBER_LINKS = (QAB.ofTask, QB.dataSet)
 # How long a part waits for the view of the newest write, and for a free query worker, before
 # the serving process reads it itself.
 PART_VIEW_WAIT_SECONDS = 0.5
-PART_WORKER_WAIT_SECONDS = 0.05
+PART_WORKER_WAIT_SECONDS = 0.0
 # The worker-time account of the parts read for pages (``server.sparql.fairness``).
 PAGES_CLIENT = "qabench pages"
 # At most this many graphs contribute to one document, found among this many quads.

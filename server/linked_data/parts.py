@@ -53,6 +53,7 @@ class Part:
 
 
 T = TypeVar("T")
+_NODES = (NamedNode, BlankNode)
 
 
 class Source(Protocol):
@@ -101,13 +102,14 @@ def _walk(
         if str(node) not in met:
             met.add(str(node))
             todo.append(node)
+    quads, skipped = svc.store.quads, QAB.questionResult
     while todo:
-        for quad in svc.store.quads(todo.popleft(), None, None, graph):
-            if quad.predicate == QAB.questionResult:
+        for quad in quads(todo.popleft(), None, None, graph):
+            if quad.predicate == skipped:
                 continue
             out[quad] = None
             obj = quad.object
-            if isinstance(obj, NamedNode | BlankNode) and (key := str(obj)) not in met:
+            if isinstance(obj, _NODES) and (key := str(obj)) not in met:
                 met.add(key)
                 if _followed(svc, obj, experiment):
                     todo.append(obj)
