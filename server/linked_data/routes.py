@@ -124,8 +124,8 @@ def _document_links(reader: Reader, node: NamedNode) -> list[str]:
 
 
 def _document_elsewhere(reader: Reader, node: NamedNode) -> tuple[bytes, tuple[str, ...]] | None:
-    """Return the RDF form of an experiment's or task's document (or an experiment's HTML page)
-    as a query worker wrote it, with its ``Link`` entries (None: this process writes it;
+    """Return the RDF form of an experiment's or task's document, or its HTML page, as a query
+    worker wrote it, with its ``Link`` entries (None: this process writes it;
     ``documents.document_elsewhere``)."""
     html = reader.rep == HTML
     if (reader.rep.rdf_format is None and not html) or reader.stem.startswith("/graph/"):
