@@ -2,7 +2,7 @@
 
 ``aggregate_results`` is the one reader of aggregate results: ``qabench experiment show``, the
 experiment, system and leaderboard pages and compare all read them through it. Every function
-reads one experiment graph (bound in the named queries ``experiment_table``, ``task_questions``
+reads one experiment graph (bound in the named queries ``aggregate_values``, ``task_questions``
 and ``task_messages``), so its cost does not grow with the rest of the store; none checks who may
 see the graph (callers do). Nothing here writes; the quads are written by ``rdf.result_quads``.
 """
@@ -69,7 +69,7 @@ def aggregate_results(
     bound: dict[str, NamedNode] = {"graph": graphs.experiment_graph(base, experiment_id)}
     if task is not None:
         bound["task"] = task
-    result = store.query(queries.load("experiment_table"), substitutions=bound)
+    result = store.query(queries.load("aggregate_values"), substitutions=bound)
     assert isinstance(result, QuerySolutions)
     found: dict[int, dict[str, list[MeasureValue]]] = defaultdict(lambda: defaultdict(list))
     for row in result:

@@ -19,6 +19,7 @@ from evaluators.datasets import library
 from evaluators.experiments.read import read_experiment, read_task
 from evaluators.results import QA_TYPES, shown_in_tables
 from server.pages.tables import DASH, MAIN_MEASURES, format_value
+from store import graphs, queries
 from tests.plugins.experiment_pages import (
     EXAMPLE_DATASET,
     PAGES_BASE,
@@ -128,6 +129,23 @@ def test_experiment_sparql_link_reproduces_the_table(pages_world: PagesWorld) ->
     }
     assert ("QA", "macroF1") in found and ("C2KB", "microF1") in found
     assert len(found) == sum(1 for r in gold.results for m in r.measures if m.value is not None)
+
+
+def test_the_pages_read_the_rows_of_the_linked_query(pages_world: PagesWorld) -> None:
+    # aggregate_values (what the pages read) and experiment_table (what they link to) give
+    # the same values and reasons, for every task of every experiment of the pages world
+    store = pages_world.services.store
+    compared = 0
+    for eid in (pages_world.published.id, pages_world.private.id):
+        graph = graphs.experiment_graph(PAGES_BASE, eid)
+        rows = {}
+        for name in ("experiment_table", "aggregate_values"):
+            found = store.select(queries.load(name), graph=graph)
+            keep = ("task", "type", "measure", "value", "reason")
+            rows[name] = sorted(tuple(str(r.get(k)) for k in keep) for r in found)
+        assert rows["experiment_table"] == rows["aggregate_values"]
+        compared += len(rows["aggregate_values"])
+    assert compared > 100, compared
 
 
 def test_experiment_rdf_forms_are_unchanged(pages_world: PagesWorld) -> None:
