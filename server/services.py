@@ -448,7 +448,8 @@ class IndexSnapshots:
 
     def __init__(self, svc: Services, path: Path, every: float = SNAPSHOT_SECONDS) -> None:
         self._svc, self._path, self._every = svc, path, every
-        self._saved = -1
+        # An index read back unchanged from ``path`` is not written again.
+        self._saved = svc.experiments.on_disk
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="qabench-snapshots", daemon=True)
         self._thread.start()

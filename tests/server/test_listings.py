@@ -4,11 +4,15 @@ an index built from scratch, and its boards hold the aggregate values the store 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from pyoxigraph import NamedNode, Quad
 
 from evaluators.results import MEASURES
+from server import listings
 from server.listings import ExperimentIndex
+from server.services import IndexSnapshots
 from store import graphs
 from tests.plugins.experiment_pages import PagesWorld
 
@@ -85,6 +89,37 @@ def test_the_index_is_kept_on_disk_and_catches_up_with_writes_made_since(
     assert resumed.entries() == ExperimentIndex(svc.store, svc.base).entries()
     assert "209901010002" in {e.id for e in resumed.entries()}
     assert fresh_world.published.id not in {e.id for e in resumed.entries()}
+
+
+def test_snapshots_are_written_in_chunks_and_not_again_when_read_back_unchanged(
+    fresh_world: PagesWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot is pickled a chunk at a time (the request threads run between chunks), reads
+    back whole, and an index read back with nothing written since is not saved again."""
+    monkeypatch.setattr(listings, "SNAPSHOT_CHUNK", 1)  # a chunk per experiment
+    svc = fresh_world.services
+    snapshot = tmp_path / "index.pickle"
+    svc.experiments.save(snapshot)
+    resumed = ExperimentIndex(svc.store, svc.base, snapshot)
+    assert resumed.caught_up == 0
+    assert len(resumed.entries()) >= 2 and resumed.entries() == svc.experiments.entries()
+    assert resumed.on_disk == resumed.version
+    written = snapshot.stat().st_mtime_ns
+    # the services as IndexSnapshots sees them (the real write lock), holding this index
+    kept = IndexSnapshots(SimpleNamespace(experiments=resumed, writes=svc.writes), snapshot, 3600)
+    kept.close()  # stops its thread after a last save
+    assert snapshot.stat().st_mtime_ns == written  # unchanged: not written again
+    # written since: read back, caught up, and saved again
+    svc.store.add(_copy(fresh_world, "209901010003"))
+    caught_up = ExperimentIndex(svc.store, svc.base, snapshot)
+    assert caught_up.caught_up == 1 and caught_up.on_disk == -1
+    changed = IndexSnapshots(
+        SimpleNamespace(experiments=caught_up, writes=svc.writes), snapshot, 3600
+    )
+    changed.close()
+    assert snapshot.stat().st_mtime_ns != written
+    again = ExperimentIndex(svc.store, svc.base, snapshot)
+    assert again.caught_up == 0 and again.entries() == caught_up.entries()
 
 
 def test_a_snapshot_that_cannot_be_trusted_is_not_read(
