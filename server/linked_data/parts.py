@@ -69,7 +69,12 @@ class Source(Protocol):
     def remember(self, key: str, make: Callable[[], T]) -> T: ...
 
 
-def _pages(total: int, size: int) -> int:
+def page_count(total: int, size: int) -> int:
+    """Return how many pages of ``size`` rows ``total`` rows fill (an empty list has one).
+
+    >>> page_count(0, 50), page_count(50, 50), page_count(51, 50)
+    (1, 1, 2)
+    """
     return max(1, -(-total // size))
 
 
@@ -147,7 +152,7 @@ def experiment_part(svc: Source, iri: NamedNode, graph: NamedNode, page: int) ->
     ref = iris.parse(svc.base, iri.value)
     experiment = ref.parts[0] if ref is not None else ""
     tasks = _tasks(svc, iri, graph)
-    pages = _pages(len(tasks), DOCUMENT_TASKS)
+    pages = page_count(len(tasks), DOCUMENT_TASKS)
     shown = tasks[(page - 1) * DOCUMENT_TASKS : page * DOCUMENT_TASKS]
     runs = [
         q.subject
@@ -211,7 +216,7 @@ def task_part(svc: Source, task: NamedNode, graph: NamedNode, page: int) -> Part
     ref = iris.parse(svc.base, task.value)
     experiment = ref.parts[0] if ref is not None else ""
     groups = question_results(svc, task, graph)
-    pages = _pages(len(groups), DOCUMENT_QUESTIONS)
+    pages = page_count(len(groups), DOCUMENT_QUESTIONS)
     out = _walk(svc, [task, *_aggregates(svc, task, graph)], graph, experiment)
     for group in groups[(page - 1) * DOCUMENT_QUESTIONS : page * DOCUMENT_QUESTIONS]:
         for node in group.results:

@@ -40,15 +40,14 @@ def experiment_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
         return generic_page(svc, iri, vis)
     if not vis.can_see(graph):
         raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
-    alternates = tuple(alternate_links())
     published = graph not in [p.graph for p in vis.private]
     if graph in vis.unlocked:
         # The owner's page carries the session's CSRF token: rendered for each request.
-        viewer = Viewer(alternates, published, auth.csrf_token())
+        viewer = Viewer(tuple(alternate_links()), published, auth.csrf_token())
         return experiment_html(svc, iri, graph, viewer)
     return svc.remember(
         f"experiment-page {iri.value} {request.path} {vis.key}",
-        lambda: experiment_html(svc, iri, graph, Viewer(alternates, published)),
+        lambda: experiment_html(svc, iri, graph, Viewer(tuple(alternate_links()), published)),
     )
 
 
@@ -96,14 +95,19 @@ def task_page(svc: Services, iri: NamedNode, vis: Visibility) -> str:
             f"This task has no experiment type {chosen[:40]!r}; it has: " + ", ".join(types),
             extensions={"types": types},
         )
-    view = TaskView(
-        request.path, svc.config.server.page_size, tuple(alternate_links()), vis.can_see
-    )
+    size = svc.config.server.page_size
     try:
         # The page depends on the store, the visible graphs and the query string only.
         return svc.remember(
             f"task-page {request.full_path} {vis.key}",
-            lambda: task_html(svc, iri, graph, task, chosen, view),
+            lambda: task_html(
+                svc,
+                iri,
+                graph,
+                task,
+                chosen,
+                TaskView(request.path, size, tuple(alternate_links()), vis.can_see),
+            ),
         )
     except PastTheEnd as exc:
         raise Problem(404, str(exc)) from exc

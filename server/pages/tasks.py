@@ -27,7 +27,7 @@ from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import questions_query
 from evaluators.qa.scoring import Breakdown
 from evaluators.results import BIOASQ_TYPES, MeasureValue
-from server.linked_data.parts import Source
+from server.linked_data.parts import Source, page_count
 from server.linked_data.terms import href, query_link
 from server.pages.tables import (
     MAIN_MEASURES,
@@ -141,7 +141,7 @@ def task_html(
         else TaskTable((), ())
     )
     lines = table.select(chosen.only_wrong)
-    pages = max(1, -(-len(lines) // view.page_size))
+    pages = page_count(len(lines), view.page_size)
     if chosen.page > pages:
         raise PastTheEnd(f"There is no page {chosen.page}; the list has {pages}.")
     start = (chosen.page - 1) * view.page_size
