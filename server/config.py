@@ -81,8 +81,12 @@ class ServerConfig:
     # of 60 s; 0: no budget); beyond it, 429. Clients with less usage get free workers first.
     sparql_client_budget_seconds: float = 30.0
     # Queries that may wait for a worker at once, each holding a request thread (0: half the
-    # threads, at least two); beyond it, 503.
+    # threads, at least two); beyond it, 503. Anonymous queries the SPARQL front answers wait
+    # without a thread: 16 of them per worker.
     sparql_queue: int = 0
+    # Answer anonymous SPARQL queries on the event loop, without a request thread (the SPARQL
+    # front); false: every query goes through a thread.
+    sparql_front: bool = True
     # Per-client rates (0: no limit). Holders of the submit or admin token are exempt.
     sparql_requests_per_minute: int = 240
     rag_requests_per_minute: int = 6

@@ -18,6 +18,11 @@ it:
   bodies are cut at the same limit).
 
 Every limit is a ``[server]`` setting and listed in docs/server.md ("Limits").
+
+A *front* (``Front``: the SPARQL front, ``server.front``) may take a complete request on
+the event loop instead of a thread; it answers later with ``QabenchServer.answer``, or hands the
+request to the threads with ``QabenchServer.dispatch``. The loop runs the front's ``tick``
+before each poll, and polls no longer than the front's next deadline.
 """
 
 from __future__ import annotations
@@ -25,17 +30,18 @@ from __future__ import annotations
 import copy
 import logging
 import resource
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from waitress import wasyncore
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.server import TcpWSGIServer
-from waitress.task import ThreadedTaskDispatcher
+from waitress.task import Task, ThreadedTaskDispatcher, WSGITask
 
 from server.config import ServerConfig
 from server.web.limits import client_key
@@ -93,10 +99,20 @@ class _Parser(HTTPRequestParser):  # type: ignore[misc]
             self.adj.max_request_body_size = allowed
 
 
+class _Task(WSGITask):  # type: ignore[misc]
+    """A request on a thread; a request the front hands over carries environ entries."""
+
+    def get_environment(self) -> dict[str, Any]:
+        environ: dict[str, Any] = super().get_environment()
+        environ.update(getattr(self.request, "qabench_environ", None) or {})
+        return environ
+
+
 class _Channel(HTTPChannel):  # type: ignore[misc]
     """A connection: counted per client, its current request timed from its first byte."""
 
     server: QabenchServer
+    task_class = _Task
 
     def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
         super().__init__(server, sock, addr, adj, map)
@@ -119,6 +135,16 @@ class _Channel(HTTPChannel):  # type: ignore[misc]
             self.server.forget(self.client)
 
 
+class Front(Protocol):
+    """What answers some requests on the event loop (the SPARQL front)."""
+
+    def take(self, channel: Any, request: Any) -> bool:
+        """Return whether the front took ``request`` (the first of ``channel``'s)."""
+
+    def tick(self) -> float:
+        """Do the front's due work; return the seconds until it is due again."""
+
+
 class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
     """A waitress TCP server with per-client connection caps and request timeouts."""
 
@@ -126,6 +152,8 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
         self.limits = limits
         self.open_per_client: dict[str, int] = {}
         self.refused = 0
+        self.front: Front | None = None
+        self.loop_thread = 0
         parser = type("Parser", (_Parser,), {"limits": limits})
         self.channel_class = type("Channel", (_Channel,), {"parser_class": parser})
         super().__init__(application, **kwargs)
@@ -171,6 +199,63 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
             return
         self.open_per_client[client] = held + 1
         self.channel_class(self, conn, addr, self.adj, map=self._map)
+
+    def add_task(self, channel: Any) -> None:
+        """Start the first request of ``channel``: on the front if it takes it, else a thread.
+
+        Waitress calls this on the loop thread when a request arrives, and on a request
+        thread when a pipelined request follows one a thread answered; the front only ever
+        runs on the loop, and never while earlier output of the channel waits to be sent.
+        """
+        front = self.front
+        if (
+            front is not None
+            and threading.get_ident() == self.loop_thread
+            and not channel.total_outbufs_len
+            and front.take(channel, channel.requests[0])
+        ):
+            return
+        super().add_task(channel)
+
+    def dispatch(self, channel: Any) -> None:
+        """Hand the first request of ``channel`` to the request threads."""
+        super().add_task(channel)
+
+    def answer(
+        self, channel: Any, request: Any, status: str, headers: list[tuple[str, str]], body: bytes
+    ) -> None:
+        """Send a response the front made for ``request`` and go on to the channel's next
+        request, as waitress does after a thread served one (loop thread only)."""
+        task = Task(channel, request)
+        task.start()
+        task.status = status
+        task.response_headers = headers
+        task.content_length = len(body)
+        head = task.build_response_header()
+        if channel.connected:
+            with channel.outbuf_lock:
+                size = len(head) + len(body)
+                channel.outbufs[-1].append(head)
+                channel.outbufs[-1].append(body)
+                channel.current_outbuf_count += size
+                channel.total_outbufs_len += size
+                channel._flush_exception(channel._flush_some, do_close=False)
+        request.close()
+        with channel.requests_lock:
+            if task.close_on_finish or not channel.connected:
+                channel.close_when_flushed = True
+                for waiting in channel.requests:
+                    waiting.close()
+                channel.requests = []
+            else:
+                if channel.current_outbuf_count > 0:
+                    # the next request gets a buffer of its own, as after a thread's task
+                    channel.current_outbuf_count = channel.adj.outbuf_high_watermark
+                if channel.requests and channel.requests[0] is request:
+                    channel.requests.pop(0)
+                if channel.requests:
+                    self.add_task(channel)
+        channel.last_activity = time.time()
 
     def maintenance(self, now: float) -> None:
         """Close idle connections and requests that arrive too slowly (runs every second)."""
@@ -248,15 +333,33 @@ def create_servers(
     return servers, events, adjustments
 
 
-def run(servers: list[QabenchServer], events: dict[int, Any], adjustments: Adjustments) -> None:
-    """Serve until interrupted (KeyboardInterrupt ends the loop and the worker threads)."""
+def run(
+    servers: list[QabenchServer],
+    events: dict[int, Any],
+    adjustments: Adjustments,
+    stop: threading.Event | None = None,
+) -> None:
+    """Serve until interrupted (KeyboardInterrupt ends the loop and the worker threads) or
+    ``stop`` is set (``stop_soon`` sets it and wakes the loop)."""
+    front = servers[0].front
+    for server in servers:
+        server.loop_thread = threading.get_ident()
+    timeout = adjustments.asyncore_loop_timeout
     try:
-        wasyncore.loop(timeout=adjustments.asyncore_loop_timeout, map=events, use_poll=True)
+        while events and not (stop is not None and stop.is_set()):
+            due = front.tick() if front is not None else timeout
+            wasyncore.poll2(max(0.0, min(timeout, due)), events)
     except (KeyboardInterrupt, SystemExit):
         log.info("stopping the HTTP server")
     finally:
         servers[0].task_dispatcher.shutdown()
         wasyncore.close_all(events)
+
+
+def stop_soon(servers: list[QabenchServer], stop: threading.Event) -> None:
+    """Make ``run`` (called with ``stop``) return soon, from another thread."""
+    stop.set()
+    servers[0].pull_trigger()
 
 
 def bound_addresses(servers: list[QabenchServer]) -> list[tuple[str, int]]:

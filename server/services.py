@@ -378,11 +378,27 @@ class Services:
 
     def visibility(self, tokens: Iterable[str] = ()) -> Visibility:
         """Return what a reader presenting ``tokens`` may see (cached per index version)."""
-        presented = tuple(sorted(set(tokens)))
         with self.writes.lock:
-            version = self.index.version
-            public = self.index.public_names()
-            private = self.index.private()
+            state = self.index.version, self.index.public_names(), self.index.private()
+        return self._visible(state, tuple(sorted(set(tokens))))
+
+    def anonymous_visibility(self) -> Visibility | None:
+        """Return what an anonymous reader may see, or None while a write is being recorded
+        (for the SPARQL front, whose event loop must not wait for the write lock)."""
+        if not self.writes.lock.acquire(blocking=False):
+            return None
+        try:
+            state = self.index.version, self.index.public_names(), self.index.private()
+        finally:
+            self.writes.lock.release()
+        return self._visible(state, ())
+
+    def _visible(
+        self,
+        state: tuple[int, frozenset[str], tuple[PrivateExperiment, ...]],
+        presented: tuple[str, ...],
+    ) -> Visibility:
+        version, public, private = state
         return self.visibility_cache.get_or_make(
             version,
             "visibility " + " ".join(token_hash(t) for t in presented),

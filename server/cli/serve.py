@@ -15,13 +15,17 @@ import logging
 import signal
 import sys
 from types import FrameType
+from typing import Any
 from urllib.parse import urlsplit
+
+from waitress.adjustments import Adjustments
 
 from server import httpd
 from server.app import create_app
 from server.cli.context import Context
 from server.cli.store_owner import remove_server_file, write_server_file
-from server.config import Config
+from server.config import Config, ServerConfig
+from server.front import SparqlFront
 from server.services import Services, settle_heap
 
 log = logging.getLogger(__name__)
@@ -98,20 +102,33 @@ def serve(config: Config, host: str, port: int) -> int:
     try:
         services.pool.start()
         settle_heap()
-        servers, events, adjustments = httpd.create_servers(
-            app,
-            config.server,
-            host,
-            port,
-            clear_untrusted_proxy_headers=True,
-            **_proxy_settings(config.server.trusted_proxy),
-        )
+        servers, events, adjustments = build_servers(app, config.server, host, port)
         print(f"qabench serving {config.base_iri} at {url} (Ctrl+C stops)", file=sys.stderr)
         httpd.run(servers, events, adjustments)
     finally:
         services.close()
         remove_server_file(config.data_dir)
     return 0
+
+
+def build_servers(
+    app: Any, settings: ServerConfig, host: str, port: int
+) -> tuple[list[httpd.QabenchServer], dict[int, Any], Adjustments]:
+    """Bind the HTTP servers of ``app`` on ``host:port``, with the SPARQL front unless
+    ``server.sparql_front`` is off (``httpd.run`` serves them)."""
+    proxy = settings.trusted_proxy
+    servers, events, adjustments = httpd.create_servers(
+        app, settings, host, port, clear_untrusted_proxy_headers=True, **_proxy_settings(proxy)
+    )
+    if settings.sparql_front:
+        front = SparqlFront(app, events, (proxy, 1, set(PROXY_HEADERS)) if proxy else None)
+        for server in servers:
+            server.front = front
+    return servers, events, adjustments
+
+
+# The forwarded headers believed from the trusted proxy (one hop).
+PROXY_HEADERS = frozenset({"x-forwarded-for", "x-forwarded-proto"})
 
 
 def _proxy_settings(trusted_proxy: str) -> dict[str, object]:
@@ -121,7 +138,7 @@ def _proxy_settings(trusted_proxy: str) -> dict[str, object]:
     return {
         "trusted_proxy": trusted_proxy,
         "trusted_proxy_count": 1,
-        "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto"},
+        "trusted_proxy_headers": set(PROXY_HEADERS),
     }
 
 

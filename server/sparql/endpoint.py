@@ -9,6 +9,11 @@ the ``X-Result-Truncated`` header. A bare GET answers the service description, o
 browsers. Result forms are negotiated like every resource (``server.web.negotiation``); results
 carry an entity tag of the query, its dataset and form at the store generation. CORS is open on
 these read-only responses (``server.web.cors``).
+
+The steps between reading a request and a worker's answer (``read_query``, ``prepare``,
+``query_job``, ``result_headers``) take no Flask request: the event-loop front
+(``server.front``) answers anonymous queries with them, and hands this view what it
+cannot answer itself (errors of every kind, the HTML page) with the outcome it already has.
 """
 
 from __future__ import annotations
@@ -19,14 +24,23 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from flask import Blueprint, Response, request
 
-from server.replica.views import ViewNotReadyError
-from server.services import Visibility, services
+from server.config import ServerConfig
+from server.replica.views import View, ViewNotReadyError
+from server.services import Services, Visibility, services
 from server.sparql import analysis, page
 from server.sparql.jobs import QueryJob, QueryOutcome
-from server.sparql.protocol import check_protocol
+from server.sparql.protocol import (
+    FORM,
+    QUERY_BODY,
+    ProtocolQuery,
+    ProtocolRequest,
+    format_parameters,
+    read_query,
+)
 from server.sparql.workers import (
     OverBudgetError,
     PoolBusyError,
@@ -43,10 +57,10 @@ from server.web.negotiation import (
     NTRIPLES,
     RESULT_FORMATS,
     Choice,
-    Representation,
     accept_quality,
-    negotiate,
+    negotiate_accept,
     parse_accept,
+    split_formats,
 )
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError
@@ -56,65 +70,31 @@ bp = Blueprint("sparql", __name__)
 
 RESULT_TYPES = tuple(r.media_type for r in RESULT_FORMATS if r != HTML)
 GRAPH_TYPES = tuple(r.media_type for r in GRAPH_FORMATS if r != HTML)
-_FORM = "application/x-www-form-urlencoded"
+# The WSGI environ key under which the event-loop front hands a request it evaluated (or could
+# not) to this view (a ``Handover``); clients cannot set it (their headers become HTTP_*).
+HANDOVER = "qabench.sparql.handover"
 
 
-def _media_type() -> tuple[str, dict[str, str]]:
-    return request.mimetype, request.mimetype_params
+class Handover(NamedTuple):
+    """What the front found for a request it hands over (it counted the request's rate):
+    the outcome, the pool's error, or the client's limit that refused it."""
+
+    outcome: QueryOutcome | None = None
+    error: PoolError | None = None
+    refused: Problem | None = None
 
 
-def _only(values: Sequence[str], name: str) -> str | None:
-    if len(values) > 1:
-        raise Problem(400, f"Send exactly one {name!r} parameter; this request has {len(values)}.")
-    return values[0] if values else None
-
-
-def _read_request() -> tuple[str | None, list[str], list[str]]:
-    """Return (query, default-graph-uri values, named-graph-uri values) of the request."""
-    default = request.args.getlist("default-graph-uri")
-    named = request.args.getlist("named-graph-uri")
-    if request.method in ("GET", "HEAD"):
-        if "update" in request.args:
-            raise Problem(
-                400,
-                "SPARQL Update is never accepted with GET (SPARQL 1.1 Protocol, "
-                "section 2.2); this endpoint is read-only anyway.",
-            )
-        return _only(request.args.getlist("query"), "query"), default, named
-    mimetype, params = _media_type()
-    if mimetype == _FORM:
-        if "update" in request.form:
-            raise _read_only()
-        default += request.form.getlist("default-graph-uri")
-        named += request.form.getlist("named-graph-uri")
-        query = _only(request.form.getlist("query"), "query")
-        if query is None:
-            raise Problem(400, "The form has no 'query' field.")
-        return query, default, named
-    if mimetype == "application/sparql-update":
-        raise _read_only()
-    if mimetype != "application/sparql-query":
-        raise Problem(
-            415,
-            f"POST a query as {_FORM} (field 'query') or as "
-            f"application/sparql-query; got {mimetype or 'no Content-Type'!r}.",
-            extensions={"accepted": [_FORM, "application/sparql-query"]},
-        )
-    charset = params.get("charset", "utf-8").lower()
-    if charset not in ("utf-8", "utf8"):
-        raise Problem(415, f"Queries must be UTF-8 (SPARQL 1.1 Protocol); got charset={charset}.")
-    try:
-        return request.get_data().decode("utf-8"), default, named
-    except UnicodeDecodeError as exc:
-        raise Problem(400, f"The query is not valid UTF-8 at byte {exc.start}.") from exc
-
-
-def _read_only() -> Problem:
-    return Problem(
-        403,
-        "This endpoint is read-only. SPARQL Update is served at /update to "
-        "holders of the admin token.",
-        QAB.Forbidden,
+def protocol_request() -> ProtocolRequest:
+    """Return the protocol's view of the current Flask request."""
+    mimetype = request.mimetype
+    return ProtocolRequest(
+        request.method,
+        request.args,
+        request.form if mimetype == FORM else None,
+        mimetype,
+        request.mimetype_params,
+        request.get_data() if mimetype == QUERY_BODY else b"",
+        request.headers.get("Accept"),
     )
 
 
@@ -130,8 +110,7 @@ class _Checks:
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple[bytes, int, int, str], _Verdict] = OrderedDict()
 
-    def verdict(self, query: str, base_iri: str) -> analysis.QueryFacts:
-        settings = services().config.server
+    def verdict(self, query: str, base_iri: str, settings: ServerConfig) -> analysis.QueryFacts:
         digest = hashlib.blake2b(query.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         key = (digest, settings.max_query_length, settings.max_query_nesting, base_iri)
         with self._lock:
@@ -140,7 +119,7 @@ class _Checks:
                 self._kept.move_to_end(key)
         if found is None:
             try:
-                found = _check(query, base_iri)
+                found = _check(query, base_iri, settings)
             except (Problem, QuerySyntaxError) as exc:
                 found = _replay(exc)
             with self._lock:
@@ -165,8 +144,7 @@ def _replay(exc: Exception) -> Callable[[], Exception]:
 _CHECKS = _Checks()
 
 
-def _check(query: str, base_iri: str) -> analysis.QueryFacts:
-    settings = services().config.server
+def _check(query: str, base_iri: str, settings: ServerConfig) -> analysis.QueryFacts:
     limit = settings.max_query_length
     if len(query) > limit:
         raise Problem(
@@ -229,7 +207,7 @@ _CHOICES: OrderedDict[tuple[object, ...], Choice] = OrderedDict()
 _CHOICES_LOCK = threading.Lock()
 
 
-def _negotiate(offered: Sequence[Representation], other: Sequence[Representation]) -> Choice:
+def _negotiate(req: ProtocolRequest, graph: bool) -> Choice:
     """Negotiate the result form; a client that only names forms of the other query kind gets
     this kind's default (RFC 9110 lets a server disregard Accept rather than answer 406).
 
@@ -238,18 +216,12 @@ def _negotiate(offered: Sequence[Representation], other: Sequence[Representation
     forms, ``Accept`` and the ``format`` parameters only, so it is kept for the next request
     that sends the same (a refusal is not kept).
     """
-    form = request.form.getlist("format") if request.mimetype == _FORM else ()
-    key = (
-        tuple(offered),
-        request.headers.get("Accept"),
-        *request.args.getlist("format"),
-        "|",
-        *form,
-    )
+    formats = format_parameters(req)
+    key = (graph, req.accept, *formats)
     with _CHOICES_LOCK:
         found = _CHOICES.get(key)
     if found is None:
-        found = _choose(offered, other)
+        found = _choose(req, graph, formats)
         with _CHOICES_LOCK:
             _CHOICES[key] = found
             while len(_CHOICES) > CACHED_CHOICES:
@@ -257,11 +229,14 @@ def _negotiate(offered: Sequence[Representation], other: Sequence[Representation
     return found
 
 
-def _choose(offered: Sequence[Representation], other: Sequence[Representation]) -> Choice:
+def _choose(req: ProtocolRequest, graph: bool, formats: tuple[str, ...]) -> Choice:
+    offered = GRAPH_FORMATS if graph else RESULT_FORMATS
+    other = RESULT_FORMATS if graph else GRAPH_FORMATS
+    names = split_formats([f for f in formats if f != "|"])
     try:
-        return negotiate(offered)
+        return negotiate_accept(offered, req.accept or "", names)
     except Problem as problem:
-        ranges = parse_accept(request.headers.get("Accept", ""))
+        ranges = parse_accept(req.accept or "")
         scores = [accept_quality(rep, ranges) for rep in other if rep != HTML]
         names_other = any(q > 0 and specificity == 2 for q, specificity in scores)
         if problem.status != 406 or not names_other:
@@ -269,7 +244,97 @@ def _choose(offered: Sequence[Representation], other: Sequence[Representation]) 
         return Choice(offered[0], "default")
 
 
-def _respond(outcome: QueryOutcome, limit: int, byte_limit: int) -> Response:
+class Prepared(NamedTuple):
+    """A checked query: its facts, the chosen form, its entity tag and its dataset."""
+
+    query: str
+    facts: analysis.QueryFacts
+    choice: Choice
+    etag: str
+    default: tuple[str, ...] | None
+    named: tuple[str, ...] | None
+    private: bool
+
+    @property
+    def html(self) -> bool:
+        """Return whether the results go to a person (the HTML results page)."""
+        return self.choice.rep == HTML
+
+    @property
+    def graph(self) -> bool:
+        """Return whether the query makes a graph (CONSTRUCT, DESCRIBE)."""
+        return self.facts.form in ("CONSTRUCT", "DESCRIBE")
+
+
+def prepare(svc: Services, req: ProtocolRequest, found: ProtocolQuery, vis: Visibility) -> Prepared:
+    """Check the query of ``req``, choose its form and restrict its dataset to ``vis``.
+
+    Raises:
+        Problem: 400/413 for refused queries, 406 when no form is acceptable.
+        QuerySyntaxError: when the query does not parse.
+    """
+    query = found.text
+    assert query is not None
+    facts = _CHECKS.verdict(query, f"{svc.base}/sparql", svc.config.server)
+    graph = facts.form in ("CONSTRUCT", "DESCRIBE")
+    choice = _negotiate(req, graph)
+    etag = svc.etag("sparql", query, *found.default, "|", *found.named, choice.rep.key, vis.key)
+    default, named, private = _dataset(facts, found.default, found.named, vis)
+    return Prepared(query, facts, choice, etag, default, named, private)
+
+
+def query_job(svc: Services, prepared: Prepared, vis: Visibility, view: View) -> QueryJob:
+    """Return the job of ``prepared`` over ``view`` (the reader's token view if it opened
+    private graphs)."""
+    if prepared.private:
+        view = svc.views.token_view(view, vis.unlocked)
+    settings = svc.config.server
+    media = prepared.choice.rep.media_type
+    html, graph = prepared.html, prepared.graph
+    return QueryJob(
+        prepared.query,
+        f"{svc.base}/sparql",
+        str(view.path),
+        prepared.default,
+        prepared.named,
+        RESULT_TYPES[0] if html else (None if graph else media),
+        NTRIPLES.media_type if html else (media if graph else None),
+        settings.max_result_rows,
+        f"{svc.base}/sparql#truncation",
+        settings.max_result_bytes,
+        prepared.facts.form,
+    )
+
+
+def view_problem(exc: ViewNotReadyError) -> Problem:
+    """Return the 503 for a query that finds no view of the current generation."""
+    return Problem(
+        503,
+        f"{exc}; try again shortly.",
+        QAB.QueryTimeout,
+        "Endpoint starting",
+        headers={"Retry-After": "5"},
+    )
+
+
+def result_headers(outcome: QueryOutcome, settings: ServerConfig) -> list[tuple[str, str]]:
+    """Return the ``Content-Type`` and result headers of a successful ``outcome``."""
+    media = outcome.media_type
+    found = [
+        ("Content-Type", f"{media}; charset=utf-8" if media.startswith("text/") else media),
+        ("X-Result-Rows", str(outcome.rows)),
+    ]
+    if outcome.truncated:
+        found += [
+            ("X-Result-Truncated", "true"),
+            ("X-Result-Row-Limit", str(settings.max_result_rows)),
+        ]
+        if outcome.byte_limited:
+            found.append(("X-Result-Byte-Limit", str(settings.max_result_bytes)))
+    return found
+
+
+def _respond(outcome: QueryOutcome, settings: ServerConfig) -> Response:
     if outcome.failure == "syntax":
         raise QuerySyntaxError(outcome.message, outcome.line, outcome.column)
     if outcome.failure == "federation":
@@ -283,76 +348,39 @@ def _respond(outcome: QueryOutcome, limit: int, byte_limit: int) -> Response:
             "No acceptable format for these results; available: " + ", ".join(offered),
             extensions={"available": offered},
         )
-    response = Response(outcome.data, mimetype=outcome.media_type)
-    if outcome.media_type.startswith("text/"):
-        response.mimetype_params["charset"] = "utf-8"
-    response.headers["X-Result-Rows"] = str(outcome.rows)
-    if outcome.truncated:
-        response.headers["X-Result-Truncated"] = "true"
-        response.headers["X-Result-Row-Limit"] = str(limit)
-        if outcome.byte_limited:
-            response.headers["X-Result-Byte-Limit"] = str(byte_limit)
-    return response
+    return Response(outcome.data, headers=result_headers(outcome, settings))
 
 
-def run_query(
-    query: str,
-    default: list[str],
-    named: list[str],
-    *,
-    html: bool,
-    results_media: str | None,
-    rdf_media: str | None,
-    facts: analysis.QueryFacts | None = None,
-    vis: Visibility | None = None,
-) -> QueryOutcome:
-    """Check, restrict and evaluate one public query on the worker pool.
+def _evaluate(svc: Services, prepared: Prepared, vis: Visibility) -> QueryOutcome:
+    """Evaluate ``prepared`` on the worker pool, or take what the front found for it.
 
     Raises:
-        Problem: 400/413 for refused queries, 429 when the client used its share of worker
-            time, 503 when the time limit is hit or no worker can be had.
-        QuerySyntaxError: when the query does not parse.
+        Problem: 429 when the client used its share of worker time, 503 when the time limit
+            is hit or no worker or view can be had.
     """
-    svc = services()
-    base_iri = f"{svc.base}/sparql"
-    if facts is None:
-        facts = _CHECKS.verdict(query, base_iri)
-    if vis is None:
-        vis = svc.visibility(request_tokens())
-    chosen_default, chosen_named, private = _dataset(facts, default, named, vis)
+    handover = request.environ.get(HANDOVER)
     settings = svc.config.server
     try:
-        view = svc.view()
-        if private:
-            view = svc.views.token_view(view, vis.unlocked)
-    except ViewNotReadyError as exc:
-        raise Problem(
-            503,
-            f"{exc}; try again shortly.",
-            QAB.QueryTimeout,
-            "Endpoint starting",
-            headers={"Retry-After": "5"},
-        ) from exc
-    job = QueryJob(
-        query,
-        base_iri,
-        str(view.path),
-        chosen_default,
-        chosen_named,
-        RESULT_TYPES[0] if html else results_media,
-        NTRIPLES.media_type if html else rdf_media,
-        settings.max_result_rows,
-        f"{svc.base}/sparql#truncation",
-        settings.max_result_bytes,
-        facts.form,
-    )
-    try:
-        return svc.pool.run(job, current_client())
+        if isinstance(handover, Handover):
+            if handover.refused is not None:
+                raise handover.refused
+            if handover.error is not None:
+                raise handover.error
+            if handover.outcome is not None:
+                return handover.outcome
+        try:
+            job = query_job(svc, prepared, vis, svc.view())
+        except ViewNotReadyError as exc:
+            raise view_problem(exc) from exc
+        # One client never holds every worker (server.queries_per_client).
+        with client_slot(limits().queries, "SPARQL queries"):
+            return svc.pool.run(job, current_client())
     except PoolError as exc:
-        raise _pool_problem(exc, svc.pool.timeout, settings.query_memory_mb) from exc
+        raise pool_problem(exc, svc.pool.timeout, settings.query_memory_mb) from exc
 
 
-def _pool_problem(exc: PoolError, timeout: float, memory_mb: int) -> Problem:
+def pool_problem(exc: PoolError, timeout: float, memory_mb: int) -> Problem:
+    """Return the problem that answers the pool's error ``exc``."""
     if isinstance(exc, OverBudgetError):
         return too_many(
             f"{exc}: try again in {exc.retry_after} s; queries that stop sooner (LIMIT, more "
@@ -399,53 +427,31 @@ def endpoint() -> Response:
     """Answer a SPARQL query, the service description, or the query page."""
     if request.method == "OPTIONS":
         return cors.preflight()
-    query, default, named = _read_request()
-    check_protocol(default, named)
-    if query is None:
-        return _with_cors(page.service_description_or_page())
-    svc, svc_limits = services(), limits()
-    check_rate(svc_limits.sparql, "SPARQL queries")
-    facts = _CHECKS.verdict(query, f"{svc.base}/sparql")
-    graph = facts.form in ("CONSTRUCT", "DESCRIBE")
-    choice = _negotiate(
-        GRAPH_FORMATS if graph else RESULT_FORMATS, RESULT_FORMATS if graph else GRAPH_FORMATS
-    )
-    html = choice.rep == HTML
-    media = choice.rep.media_type
+    req = protocol_request()
+    found = read_query(req)
+    if found.text is None:
+        return cors.grant(page.service_description_or_page())
+    svc = services()
+    if HANDOVER not in request.environ:  # the front counted a request it hands over
+        check_rate(limits().sparql, "SPARQL queries")
     vis = svc.visibility(request_tokens())
-    etag = svc.etag("sparql", query, *default, "|", *named, choice.rep.key, vis.key)
-    if caching.not_modified(etag, svc.modified):
+    prepared = prepare(svc, req, found, vis)
+    if caching.not_modified(prepared.etag, svc.modified):
         response = caching.finish(
             Response(status=304),
-            etag,
-            weak=html,
+            prepared.etag,
+            weak=prepared.html,
             last_modified=svc.modified,
             not_modified_now=True,
         )
         response.vary.add("Accept")
-        return _with_cors(response)
-    # One client never holds every worker (server.queries_per_client).
-    with client_slot(svc_limits.queries, "SPARQL queries"):
-        outcome = run_query(
-            query,
-            default,
-            named,
-            html=html,
-            results_media=None if graph else media,
-            rdf_media=media if graph else None,
-            facts=facts,
-            vis=vis,
-        )
-    if html and outcome.failure is None:
-        response = page.results_page(query, outcome)
+        return cors.grant(response)
+    outcome = _evaluate(svc, prepared, vis)
+    if prepared.html and outcome.failure is None:
+        response = page.results_page(prepared.query, outcome)
     else:
-        settings = svc.config.server
-        response = _respond(outcome, settings.max_result_rows, settings.max_result_bytes)
+        response = _respond(outcome, svc.config.server)
         response.vary.add("Accept")
-    caching.finish(response, etag, weak=html, last_modified=svc.modified)
-    return _with_cors(response)
-
-
-def _with_cors(response: Response) -> Response:
+    caching.finish(response, prepared.etag, weak=prepared.html, last_modified=svc.modified)
     # Query responses are reads whatever the method (server.web.cors also covers errors).
     return cors.grant(response)

@@ -15,8 +15,9 @@ have run so far. Then:
   more (a worker being replaced still counts) while other clients are about (running, waiting,
   or done within ``QUIET_SECONDS``), so one worker is left for everybody else while heavy
   clients queue, and a heavy client alone may use every worker;
-- **a bounded queue**: at most ``waiting`` requests wait for a worker (each holds a request
-  thread). A request that finds the queue full takes the place of the waiting request of the
+- **a bounded queue**: at most ``waiting`` requests that hold a request thread wait for a
+  worker, and at most ``waiting_on_loop`` that hold none (the SPARQL front's: each is a parked
+  request object). A request that finds its queue full takes the place of the waiting request of the
   heaviest client if that client is heavy and its own is lighter (that one is refused);
   otherwise it is refused (``QueueFull``, 503 with ``Retry-After``). A request that waits
   longer than its timeout is refused (``Busy``, 503).
@@ -67,13 +68,27 @@ class Busy(Refused):
 
 
 @dataclass(eq=False)
-class _Waiter(Generic[W]):
+class Ticket(Generic[W]):
+    """A request's place in the queue: granted (``worker`` set) or waiting.
+
+    ``notify`` (optional) is called once the ticket is granted or displaced, under the queue's
+    lock and on whichever thread freed the worker: it must be quick and must not call back
+    into the queue (the SPARQL front only schedules work on its event loop).
+    """
+
     client: str
     arrived: float
+    notify: Callable[[Ticket[W]], None] | None = None
     done: threading.Event = field(default_factory=threading.Event)
     worker: W | None = None
     started: float = 0.0
     displaced: bool = False
+
+    def wake(self) -> None:
+        """Wake whoever waits for this ticket (a thread, or the ``notify`` callback)."""
+        self.done.set()
+        if self.notify is not None:
+            self.notify(self)
 
 
 class FairQueue(Generic[W]):
@@ -82,7 +97,9 @@ class FairQueue(Generic[W]):
     Args:
         budget: worker-seconds a client may have used (decayed) before it is refused (0: none).
         heavy: usage from which a client is heavy (never takes the last idle worker).
-        waiting: requests that may wait for a worker at once.
+        waiting: requests that may wait for a worker at once, holding a thread each.
+        waiting_on_loop: requests that may wait at once without a thread (``notify``); 0: as
+            many as ``waiting``.
         slots: workers the pool is meant to have (the last-worker rule counts these, so a
             worker being replaced is still counted).
         clock: monotonic seconds (tests pass their own).
@@ -95,16 +112,18 @@ class FairQueue(Generic[W]):
         waiting: int,
         slots: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        waiting_on_loop: int = 0,
     ) -> None:
         self.budget = budget
         self.heavy = heavy
         self.waiting = waiting
+        self.waiting_on_loop = waiting_on_loop or waiting
         self.slots = slots
         self._clock = clock
         self._lock = threading.Lock()
         self._idle: list[W] = []
         self._workers = 0
-        self._queue: list[_Waiter[W]] = []
+        self._queue: list[Ticket[W]] = []
         self._used: OrderedDict[str, tuple[float, float]] = OrderedDict()
         self._running: dict[str, list[float]] = {}
 
@@ -178,7 +197,7 @@ class FairQueue(Generic[W]):
                 return
             self._queue.remove(chosen)
             chosen.worker, chosen.started = self._start(chosen.client, now), now
-            chosen.done.set()
+            chosen.wake()
 
     # ------------------------------------------------------------------ requests
     def take(self, client: str, timeout: float, *, budgeted: bool = True) -> tuple[W, float]:
@@ -190,6 +209,25 @@ class FairQueue(Generic[W]):
             QueueFull: too many requests wait already, none of a heavier client.
             Busy: no worker came within ``timeout`` seconds.
         """
+        ticket = self.request(client, budgeted=budgeted)
+        if ticket.worker is None:
+            ticket.done.wait(timeout)
+        return self.claim(ticket)
+
+    def request(
+        self,
+        client: str,
+        *,
+        budgeted: bool = True,
+        notify: Callable[[Ticket[W]], None] | None = None,
+    ) -> Ticket[W]:
+        """Ask for a worker without waiting: the ticket is granted at once or queued (then
+        ``notify`` is called when it is granted or displaced; ``claim`` settles it).
+
+        Raises:
+            OverBudget: the client used its budget of worker time.
+            QueueFull: too many requests wait already, none of a heavier client.
+        """
         with self._lock:
             now = self._clock()
             used = self._usage(client, now)
@@ -200,31 +238,43 @@ class FairQueue(Generic[W]):
                     f"{self.budget:g} s",
                     max(1, math.ceil(wait)),
                 )
+            ticket: Ticket[W] = Ticket(client, now, notify)
             if not self._queue and self._may_take(client, now):
-                return self._start(client, now), now
-            waiter: _Waiter[W] = _Waiter(client, now)
-            self._enqueue(waiter, used, now)
+                ticket.worker, ticket.started = self._start(client, now), now
+                return ticket
+            self._enqueue(ticket, used, now)
             # Heavy clients may be waiting for the last idle worker, which this one may take.
             self._grant(now)
-        waiter.done.wait(timeout)
+            return ticket
+
+    def claim(self, ticket: Ticket[W]) -> tuple[W, float]:
+        """Return the worker of a granted ticket; a waiting one leaves the queue.
+
+        Raises:
+            QueueFull: a lighter client's request took this one's place.
+            Busy: the ticket was not granted (its request waited too long).
+        """
         with self._lock:
-            if waiter.worker is not None:
-                return waiter.worker, waiter.started
-            if waiter in self._queue:
-                self._queue.remove(waiter)
-        if waiter.displaced:
+            if ticket.worker is not None:
+                return ticket.worker, ticket.started
+            if ticket in self._queue:
+                self._queue.remove(ticket)
+        if ticket.displaced:
             raise QueueFull("Lighter clients took this request's place in the queue", 2)
         raise Busy("All query workers are busy", 2)
 
-    def _enqueue(self, waiter: _Waiter[W], used: float, now: float) -> None:
-        if len(self._queue) >= self.waiting:
-            heaviest = max(self._queue, key=lambda w: (self._usage(w.client, now), w.arrived))
+    def _enqueue(self, waiter: Ticket[W], used: float, now: float) -> None:
+        on_loop = waiter.notify is not None
+        limit = self.waiting_on_loop if on_loop else self.waiting
+        peers = [w for w in self._queue if (w.notify is not None) == on_loop]
+        if len(peers) >= limit:
+            heaviest = max(peers, key=lambda w: (self._usage(w.client, now), w.arrived))
             worst = self._usage(heaviest.client, now)
-            if not self.waiting or worst < self.heavy or worst <= used:
+            if not limit or worst < self.heavy or worst <= used:
                 raise QueueFull("Too many queries are waiting for a worker", 2)
             self._queue.remove(heaviest)
             heaviest.displaced = True
-            heaviest.done.set()
+            heaviest.wake()
         self._queue.append(waiter)
 
     def done(self, client: str, started: float) -> None:

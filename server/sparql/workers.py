@@ -36,6 +36,7 @@ import struct
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -43,7 +44,7 @@ from pathlib import Path
 
 from server.linked_data.part_jobs import DocumentJob, Memo, write_document
 from server.sparql import isolation
-from server.sparql.fairness import FairQueue, OverBudget, Refused
+from server.sparql.fairness import FairQueue, OverBudget, Refused, Ticket
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
 from store.errors import StoreError
 from store.triplestore import TripleStore
@@ -56,6 +57,8 @@ LOAD_TIMEOUT_SECONDS = 120.0
 WAIT_GRACE_SECONDS = 1.0
 # Views a worker keeps open (the current one, and the previous ones while queries drain).
 OPEN_VIEWS = 3
+# Queries of the SPARQL front that may wait per worker (they hold no thread, only a connection).
+WAITING_ON_LOOP_PER_WORKER = 16
 # Bytes of a body per frame from a worker, and how long the next frame of a body may take.
 CHUNK_BYTES = 1 << 20
 CHUNK_TIMEOUT_SECONDS = 30.0
@@ -179,26 +182,51 @@ def _serve(conn: Connection, views: _Views, job: QueryJob | DocumentJob, memo: M
         send_outcome(conn, evaluate_job(store, job))
 
 
-def receive_outcome(conn: Connection, frame: bytes) -> QueryOutcome:
-    """Return the outcome whose first frame is ``frame``, reading the rest of its body.
+class OutcomeReader:
+    """A worker's answer read frame by frame: the pool's blocking exchange and the SPARQL
+    front's event loop (which reads one frame per readiness event) share it.
 
-    Raises:
-        EOFError: when the worker ends, or a frame of the body does not come in time.
+    ``phase`` says what the reader waits for, and so which limit applies to the wait: the
+    query's time limit (``query``), opening a view (``loading``), or the next frame of a body
+    already begun (``body``).
     """
-    kind, record_size, total = _HEAD.unpack_from(frame)
-    if kind != _RESULT:
-        raise EOFError(f"unexpected frame {kind!r} from a query worker")
-    start = _HEAD.size + record_size
-    record = json.loads(frame[_HEAD.size : start])
-    chunks = [frame[start:]]
-    received = len(chunks[0])
-    while received < total:
-        if not conn.poll(CHUNK_TIMEOUT_SECONDS):
-            raise EOFError("the query worker stopped sending its result")
-        part = conn.recv_bytes()
-        chunks.append(part[1:])
-        received += len(part) - 1
-    return QueryOutcome(*record).with_body(tuple(chunks))
+
+    def __init__(self) -> None:
+        self.phase = "query"
+        self._record: list[object] | None = None
+        self._chunks: list[bytes] = []
+        self._received = 0
+        self._total = 0
+
+    def feed(self, frame: bytes) -> QueryOutcome | None:
+        """Take one frame; return the outcome once its body is complete.
+
+        Raises:
+            EOFError: a frame that does not fit (a worker that broke the protocol).
+        """
+        if self._record is None:
+            if frame in (_LOADING, _LOADED):
+                self.phase = "loading" if frame == _LOADING else "query"
+                return None
+            if len(frame) < _HEAD.size:
+                raise EOFError("a short frame from a query worker")
+            kind, record_size, total = _HEAD.unpack_from(frame)
+            if kind != _RESULT:
+                raise EOFError(f"unexpected frame {kind!r} from a query worker")
+            start = _HEAD.size + record_size
+            self._record = json.loads(frame[_HEAD.size : start])
+            self._total = total
+            body = frame[start:]
+        elif frame[:1] == _MORE:
+            body = frame[1:]
+        else:
+            raise EOFError(f"unexpected frame {frame[:1]!r} in a body from a query worker")
+        self._chunks.append(body)
+        self._received += len(body)
+        if self._received < self._total:
+            self.phase = "body"
+            return None
+        return QueryOutcome(*self._record).with_body(tuple(self._chunks))
 
 
 @dataclass(slots=True, eq=False)
@@ -244,7 +272,11 @@ class QueryPool:
         # limit is enough). Waiting queries wait a little longer than the limit, since every
         # running query ends by then.
         self.fair: FairQueue[_Worker] = FairQueue(
-            budget, timeout / 2, size * 4 if waiting is None else waiting, slots=size
+            budget,
+            timeout / 2,
+            size * 4 if waiting is None else waiting,
+            slots=size,
+            waiting_on_loop=size * WAITING_ON_LOOP_PER_WORKER,
         )
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
@@ -270,6 +302,11 @@ class QueryPool:
                 return True
             time.sleep(0.05)
         return False
+
+    @property
+    def ready(self) -> bool:
+        """Return whether a worker has been ready (requests need not wait for start-up)."""
+        return self._ready.is_set()
 
     @property
     def timeout(self) -> float:
@@ -355,27 +392,87 @@ class QueryPool:
         self._ensure_started()
         if not self._ready.wait(LOAD_TIMEOUT_SECONDS):
             raise PoolBusyError("No query worker could be started")
+        # The server's own page jobs serve many readers: ordered by usage, never refused.
+        ticket = self.request(client, budgeted=not isinstance(job, DocumentJob))
+        if ticket.worker is None:
+            ticket.done.wait(self._timeout + WAIT_GRACE_SECONDS if wait is None else wait)
+        worker, started = self.claim(ticket)
+        reader = self.begin(worker, job, client, started)
+        while True:
+            if not worker.readable(self.wait_limit(reader)):
+                raise self.overran(worker, client, started, reader)
+            try:
+                frame = worker.conn.recv_bytes()
+                outcome = reader.feed(frame)
+            except (EOFError, OSError) as exc:
+                raise self.failed(worker, client, started, exc) from exc
+            if outcome is not None:
+                return self.finish(worker, client, started, outcome)
+
+    # The steps of ``run``, also taken one at a time by the SPARQL front's event loop.
+    def request(
+        self,
+        client: str,
+        *,
+        budgeted: bool = True,
+        notify: Callable[[Ticket[_Worker]], None] | None = None,
+    ) -> Ticket[_Worker]:
+        """Ask for a worker for ``client`` without waiting (``FairQueue.request``).
+
+        Raises:
+            OverBudgetError: the client used its share of worker time.
+            PoolBusyError: too many queries wait already.
+        """
         try:
-            # The server's own page jobs serve many readers: ordered by usage, never refused.
-            worker, started = self.fair.take(
-                client,
-                self._timeout + WAIT_GRACE_SECONDS if wait is None else wait,
-                budgeted=not isinstance(job, DocumentJob),
-            )
+            return self.fair.request(client, budgeted=budgeted, notify=notify)
         except OverBudget as exc:
             raise OverBudgetError(str(exc), exc.retry_after) from exc
         except Refused as exc:
             raise PoolBusyError(str(exc), exc.retry_after) from exc
+
+    def claim(self, ticket: Ticket[_Worker]) -> tuple[_Worker, float]:
+        """Return the worker of a granted ticket and when it was taken.
+
+        Raises:
+            PoolBusyError: the ticket was not granted in time, or lost its place.
+        """
         try:
-            outcome = self._exchange(worker, job)
-        except (EOFError, OSError) as exc:
-            self._lose(worker, client, started)
-            if self._memory_mb and worker.process.exitcode in _OUT_OF_MEMORY_EXITS:
-                raise self._memory_error() from exc
-            raise WorkerFailedError(f"The query worker stopped: {exc}") from exc
-        except QueryTimeoutError:
-            self._lose(worker, client, started)
-            raise
+            return self.fair.claim(ticket)
+        except Refused as exc:
+            raise PoolBusyError(str(exc), exc.retry_after) from exc
+
+    def begin(
+        self, worker: _Worker, job: QueryJob | DocumentJob, client: str, started: float
+    ) -> OutcomeReader:
+        """Send ``job`` to ``worker`` (taken for ``client`` at ``started``); return the reader
+        of its answer.
+
+        Raises:
+            WorkerFailedError, QueryMemoryError: the worker could not take the job.
+        """
+        kind = "document" if isinstance(job, DocumentJob) else "query"
+        try:
+            worker.conn.send_bytes(pickle.dumps((kind, tuple(job)), pickle.HIGHEST_PROTOCOL))
+        except OSError as exc:
+            raise self.failed(worker, client, started, exc) from exc
+        return OutcomeReader()
+
+    def wait_limit(self, reader: OutcomeReader) -> float:
+        """Return how long the next frame of ``reader`` may take."""
+        if reader.phase == "loading":
+            return LOAD_TIMEOUT_SECONDS
+        if reader.phase == "body":
+            return CHUNK_TIMEOUT_SECONDS
+        return self._timeout
+
+    def finish(
+        self, worker: _Worker, client: str, started: float, outcome: QueryOutcome
+    ) -> QueryOutcome:
+        """Give ``worker`` back after its answer ``outcome`` (replaced if out of memory).
+
+        Raises:
+            QueryMemoryError: the worker ran out of memory (it was replaced).
+        """
         if outcome.failure == "memory":
             self._lose(worker, client, started)
             raise self._memory_error()
@@ -383,17 +480,22 @@ class QueryPool:
         self.fair.put(worker)
         return outcome
 
-    def _exchange(self, worker: _Worker, job: QueryJob | DocumentJob) -> QueryOutcome:
-        kind = "document" if isinstance(job, DocumentJob) else "query"
-        worker.conn.send_bytes(pickle.dumps((kind, tuple(job)), pickle.HIGHEST_PROTOCOL))
-        frame = self._wait(worker)
-        if frame == _LOADING:
-            # The time budget starts once the worker has opened the view.
-            if not worker.readable(LOAD_TIMEOUT_SECONDS):
-                raise EOFError("opening the view timed out")
-            worker.conn.recv_bytes()
-            frame = self._wait(worker)
-        return receive_outcome(worker.conn, frame)
+    def overran(
+        self, worker: _Worker, client: str, started: float, reader: OutcomeReader
+    ) -> PoolError:
+        """Kill and replace ``worker``, whose next frame did not come in time; return the error."""
+        self._lose(worker, client, started)
+        if reader.phase == "query":
+            return QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
+        what = "opening the view" if reader.phase == "loading" else "sending its result"
+        return WorkerFailedError(f"The query worker stopped {what}")
+
+    def failed(self, worker: _Worker, client: str, started: float, exc: Exception) -> PoolError:
+        """Replace ``worker``, which broke off (``exc``); return the error to report."""
+        self._lose(worker, client, started)
+        if self._memory_mb and worker.process.exitcode in _OUT_OF_MEMORY_EXITS:
+            return self._memory_error()
+        return WorkerFailedError(f"The query worker stopped: {exc}")
 
     def _lose(self, worker: _Worker, client: str, started: float) -> None:
         """Replace a worker that was killed or failed while it served ``client``."""
@@ -409,11 +511,6 @@ class QueryPool:
         return QueryMemoryError(
             f"The query needed more than the {self._memory_mb} MiB a query worker may use"
         )
-
-    def _wait(self, worker: _Worker) -> bytes:
-        if not worker.readable(self._timeout):
-            raise QueryTimeoutError(f"The query ran longer than {self._timeout:g} s")
-        return worker.conn.recv_bytes()
 
     def close(self) -> None:
         """Stop every worker (idempotent)."""

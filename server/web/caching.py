@@ -23,7 +23,7 @@ import gzip
 from datetime import UTC, datetime
 
 from flask import Flask, Response, request
-from werkzeug.http import http_date, parse_date, quote_etag, unquote_etag
+from werkzeug.http import http_date, parse_accept_header, parse_date, quote_etag, unquote_etag
 
 # Smaller bodies gain nothing worth the CPU.
 MIN_GZIP_BYTES = 1024
@@ -104,21 +104,41 @@ def finish(
         response.headers.pop("Content-Length", None)
     response.set_etag(etag, weak=weak)
     if last_modified is not None:
-        response.headers["Last-Modified"] = http_date(
-            datetime.fromtimestamp(int(last_modified), UTC)
-        )
+        response.headers["Last-Modified"] = http_time(last_modified)
     return response
+
+
+def http_time(moment: float) -> str:
+    """Return ``moment`` (seconds since the epoch) as an HTTP date, to the second.
+
+    >>> http_time(0)
+    'Thu, 01 Jan 1970 00:00:00 GMT'
+    """
+    return http_date(datetime.fromtimestamp(int(moment), UTC))
 
 
 def accepts_gzip() -> bool:
     """Return whether the request accepts gzip content coding."""
-    return request.accept_encodings["gzip"] > 0
+    return gzip_accepted(request.headers.get("Accept-Encoding"))
+
+
+def gzip_accepted(header: str | None) -> bool:
+    """Return whether an ``Accept-Encoding`` header value accepts gzip.
+
+    >>> gzip_accepted("gzip, deflate"), gzip_accepted("gzip;q=0"), gzip_accepted(None)
+    (True, False, False)
+    """
+    return bool(header) and parse_accept_header(header)["gzip"] > 0
+
+
+def compress(body: bytes) -> bytes:
+    """Return ``body`` gzipped (level 1 above ``FAST_GZIP_BYTES``, else 6; no timestamp)."""
+    level = 1 if len(body) > FAST_GZIP_BYTES else 6
+    return gzip.compress(body, compresslevel=level, mtime=0)
 
 
 def _compress(response: Response) -> None:
-    body = response.get_data()
-    level = 1 if len(body) > FAST_GZIP_BYTES else 6
-    response.set_data(gzip.compress(body, compresslevel=level, mtime=0))
+    response.set_data(compress(response.get_data()))
     response.headers["Content-Encoding"] = "gzip"
     tag, weak = response.get_etag()
     if tag:

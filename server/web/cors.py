@@ -33,6 +33,8 @@ EXPOSED_HEADERS = (
 )
 # Paths whose POST is a read (a SPARQL query), so other origins may send it.
 READ_POSTS = frozenset({"/sparql"})
+# The headers of the grant.
+GRANT = (("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", EXPOSED_HEADERS))
 MAX_AGE_SECONDS = 86400
 
 
@@ -44,8 +46,8 @@ def _is_public_read() -> bool:
 
 def grant(response: Response) -> Response:
     """Add the cross-origin read grant to ``response`` (no credentials)."""
-    response.headers["Access-Control-Allow-Origin"] = "*"
-    response.headers["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
+    for name, value in GRANT:
+        response.headers[name] = value
     return response
 
 

@@ -137,7 +137,12 @@ def install_limits(
 
 def limits() -> Limits:
     """Return the limits of the current app."""
-    found = current_app.extensions[_EXTENSION]
+    return limits_of(current_app)
+
+
+def limits_of(app: Flask) -> Limits:
+    """Return the limits of ``app`` (outside a request: the SPARQL front)."""
+    found = app.extensions[_EXTENSION]
     assert isinstance(found, Limits)
     return found
 
@@ -172,13 +177,30 @@ def check_rate(limiter: RateLimiter, what: str) -> None:
     """
     if limiter.per_minute <= 0 or holds_form_token():
         return
-    wait = limiter.take(current_client())
-    if wait > 0:
-        raise too_many(
-            f"This client sent more {what} than the {limiter.per_minute} a minute it may; "
-            f"try again in {max(1, math.ceil(wait))} s.",
-            wait,
-        )
+    refusal = rate_refusal(limiter, current_client(), what)
+    if refusal is not None:
+        raise refusal
+
+
+def rate_refusal(limiter: RateLimiter, client: str, what: str) -> Problem | None:
+    """Count one request of ``client`` against ``limiter``; return the 429 if it is over."""
+    wait = limiter.take(client)
+    if wait <= 0:
+        return None
+    return too_many(
+        f"This client sent more {what} than the {limiter.per_minute} a minute it may; "
+        f"try again in {max(1, math.ceil(wait))} s.",
+        wait,
+    )
+
+
+def slot_refusal(slots: SlotLimiter, what: str) -> Problem:
+    """Return the 429 for a client that already holds all of its ``slots``."""
+    return too_many(
+        f"This client already has {slots.per_client} {what} running, as many as one client "
+        "may; wait for them to finish.",
+        1,
+    )
 
 
 @contextmanager
@@ -190,11 +212,7 @@ def client_slot(slots: SlotLimiter, what: str) -> Iterator[None]:
     """
     client = current_client()
     if not slots.acquire(client):
-        raise too_many(
-            f"This client already has {slots.per_client} {what} running, as many as one client "
-            "may; wait for them to finish.",
-            1,
-        )
+        raise slot_refusal(slots, what)
     try:
         yield
     finally:

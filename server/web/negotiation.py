@@ -156,11 +156,21 @@ def _named(offered: Sequence[Representation], name: str) -> Representation | Non
 
 
 def _format_values() -> list[str]:
-    # SPARQLWrapper repeats the parameter with its Accept value, a list of media types
-    # (format=json-ld&format=application/ld+json,application/x-json+ld).
     values = request.args.getlist("format")
     if request.method == "POST" and request.mimetype == "application/x-www-form-urlencoded":
         values += request.form.getlist("format")
+    return split_formats(values)
+
+
+def split_formats(values: Sequence[str]) -> list[str]:
+    """Return the names in ``format`` parameter values.
+
+    SPARQLWrapper repeats the parameter with its Accept value, a list of media types
+    (``format=json-ld&format=application/ld+json,application/x-json+ld``).
+
+    >>> split_formats(["json-ld", "application/ld+json, application/x-json+ld"])
+    ['json-ld', 'application/ld+json', 'application/x-json+ld']
+    """
     return [part.strip() for v in values for part in v.split(",") if part.strip()]
 
 
@@ -183,12 +193,21 @@ def negotiate(offered: Sequence[Representation], extension: str | None = None) -
         if rep is None:
             raise Problem(404, f"This resource has no .{extension} form.")
         return Choice(rep, "extension")
-    formats = _format_values()
+    return negotiate_accept(offered, request.headers.get("Accept", ""), _format_values())
+
+
+def negotiate_accept(
+    offered: Sequence[Representation], header: str, formats: Sequence[str]
+) -> Choice:
+    """Pick among ``offered`` by ``format`` names (``split_formats``) and an ``Accept`` header.
+
+    Raises:
+        Problem: 406 when nothing offered is acceptable, or a format names no known form.
+    """
     for value in formats:
         if not any(r.is_named(value) for r in (*KNOWN, *offered)):
             raise not_acceptable(offered, f"format={value}")
     by_format = next((rep for v in formats if (rep := _named(offered, v)) is not None), None)
-    header = request.headers.get("Accept", "")
     ranges = parse_accept(header)
     if not ranges:
         return Choice(by_format, "format") if by_format else Choice(offered[0], "default")

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
-from werkzeug.serving import make_server
 
 from evaluators import cube
 from evaluators.results import (
@@ -25,7 +24,9 @@ from evaluators.results import (
     MeasureValue,
     QuestionScore,
 )
+from server import httpd
 from server.app import create_app
+from server.cli.serve import build_servers
 from server.config import Config, config_from_dict
 from server.services import Services
 from store import graphs
@@ -234,14 +235,32 @@ def client(app: Any) -> Any:
 
 
 class LiveServer:
-    """A real HTTP server for an app, in a thread of the test process."""
+    """The server of ``qabench serve`` for an app (waitress with the connection limits and
+    the SPARQL front, ``server.cli.serve.build_servers``), its loop in a thread of the test
+    process."""
 
     def __init__(self, application: Any) -> None:
         self.app = application
-        self._server = make_server("127.0.0.1", 0, application, threaded=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        settings = application.extensions["services"].config.server
+        servers, events, adjustments = build_servers(application, settings, "127.0.0.1", 0)
+        self.servers = servers
+        self.url = f"http://127.0.0.1:{httpd.bound_addresses(servers)[0][1]}"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=httpd.run, args=(servers, events, adjustments, self._stop), daemon=True
+        )
         self._thread.start()
+
+    @property
+    def front(self) -> Any:
+        """Return the SPARQL front (None when ``server.sparql_front`` is off)."""
+        return self.servers[0].front
+
+    def shutdown(self) -> None:
+        """Stop serving (the app's store and workers stay open)."""
+        if self._thread.is_alive():
+            httpd.stop_soon(self.servers, self._stop)
+            self._thread.join(10)
 
     @property
     def services(self) -> Services:
@@ -251,8 +270,7 @@ class LiveServer:
 
     def stop(self) -> None:
         """Stop serving and release the app's store and workers."""
-        self._server.shutdown()
-        self._thread.join(10)
+        self.shutdown()
         self.services.close()
 
 
@@ -261,7 +279,7 @@ def live_server(app: Any) -> Iterator[LiveServer]:
     """``app`` served over HTTP on a free loopback port."""
     server = LiveServer(app)
     yield server
-    server._server.shutdown()
+    server.shutdown()
 
 
 @pytest.fixture(scope="module")

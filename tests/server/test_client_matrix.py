@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -571,6 +572,12 @@ FETCHES = """async ([base, experiment]) => {
 def test_browser_fetch_from_another_origin(served: Served) -> None:
     from playwright.sync_api import sync_playwright
 
+    # The dump is written in the background after start; while it grows it is streamed whole
+    # (no ranges), so the range request below waits for it to be complete.
+    deadline = time.monotonic() + 120
+    while httpx.get(f"{served.url}/dump.nq", headers={"Range": "bytes=0-0"}).status_code != 206:
+        assert time.monotonic() < deadline, "the dump was not written within 120 s"
+        time.sleep(0.5)
     elsewhere = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     thread = threading.Thread(target=elsewhere.serve_forever, daemon=True)
     thread.start()

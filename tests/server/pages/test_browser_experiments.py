@@ -38,7 +38,7 @@ def live_server(forms_app: Any) -> Iterator[LiveServer]:
     """The form-test app (example datasets, no experiment) served over HTTP on loopback."""
     server = LiveServer(forms_app)
     yield server
-    server._server.shutdown()
+    server.shutdown()
 
 
 def _shot(page: Any, name: str) -> None:
