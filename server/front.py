@@ -71,7 +71,7 @@ _NOT_HERE = (
     "RANGE",
 )
 # Bodies gzipped on the loop at most (about a millisecond); larger ones on a thread.
-LOOP_GZIP_BYTES = 256 * 1024
+LOOP_GZIP_BYTES = 64 * 1024
 # Seconds the loop may sleep when the front has nothing due.
 IDLE_SECONDS = 1.0
 
@@ -120,6 +120,11 @@ class _Pipe(wasyncore.dispatcher):  # type: ignore[misc]
     def handle_expt(self) -> None:
         self.front.frame(self.query)
 
+    def handle_error(self) -> None:
+        # A fault of the front itself (never a worker's doing): the loop must go on.
+        log.exception("the SPARQL front failed while reading a worker's answer")
+        self.front.abandon(self.query)
+
     def close(self) -> None:
         # The pool owns the pipe: the loop only stops watching it.
         if self._fileno is not None:
@@ -164,7 +169,11 @@ class SparqlFront:
         if not self._loop:
             self._loop = threading.get_ident()
             self._wake = channel.server.pull_trigger
-        query = self._plan(channel, request)
+        try:
+            query = self._plan(channel, request)
+        except Exception:  # a fault of the front: the threads answer as before
+            log.exception("the SPARQL front could not read a request")
+            return False
         if query is None:
             return False
         limits = self._limits
@@ -281,6 +290,15 @@ class SparqlFront:
         self._limits.queries.release(query.client)
         self._answer(query, outcome)
 
+    def abandon(self, query: _Query) -> None:
+        """Give up ``query`` after a fault of the front: its worker is replaced, its
+        connection closed (the client sees it end rather than wait)."""
+        if query in self._running:
+            self._stop_watching(query)
+            self._pool.failed(query.worker, query.client, query.started, RuntimeError("abandoned"))
+            self._limits.queries.release(query.client)
+        query.channel.will_close = True
+
     def _stop_watching(self, query: _Query) -> None:
         self._running.discard(query)
         if query.pipe is not None:
@@ -332,7 +350,7 @@ class SparqlFront:
         if outcome.failure is not None:
             self._hand_over(query, Handover(outcome))
             return
-        body = b"".join(outcome.data) if isinstance(outcome.data, tuple) else bytes(outcome.data)
+        body = outcome.data
         media = outcome.media_type
         textual = caching.is_textual(media)
         compress = textual and query.gzip and len(body) >= caching.MIN_GZIP_BYTES

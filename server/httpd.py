@@ -347,7 +347,12 @@ def run(
     timeout = adjustments.asyncore_loop_timeout
     try:
         while events and not (stop is not None and stop.is_set()):
-            due = front.tick() if front is not None else timeout
+            due = timeout
+            if front is not None:
+                try:
+                    due = front.tick()
+                except Exception:  # a fault of the front must not stop the server
+                    log.exception("the event-loop front failed")
             wasyncore.poll2(max(0.0, min(timeout, due)), events)
     except (KeyboardInterrupt, SystemExit):
         log.info("stopping the HTTP server")

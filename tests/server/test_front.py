@@ -296,3 +296,23 @@ def test_a_worker_killed_mid_query_is_a_503_and_replaced(make_live_server: Any) 
     assert pool.wait_ready(30)
     with fast_client(live) as client:
         assert client.get("/sparql", params={"query": "ASK {}"}).status_code == 200
+
+
+def test_a_fault_of_the_front_closes_one_connection_and_the_server_goes_on(
+    make_live_server: Any,
+) -> None:
+    live = _ready(make_live_server(queries_per_client=4))
+    front = live.front
+
+    def _broken(*_args: Any) -> None:
+        raise RuntimeError("a bug in the front")
+
+    front._answer = _broken
+    with fast_client(live) as client, pytest.raises(httpx.TransportError):
+        client.get("/sparql", params={"query": "ASK {}"})
+    del front._answer
+    with fast_client(live) as client:
+        assert client.get("/sparql", params={"query": "ASK {}"}).json()["boolean"] is True
+        assert client.get("/robots.txt").status_code == 200
+    assert front.answered == 1
+    assert live.services.pool.wait_ready(10)  # the worker was given back, not lost
