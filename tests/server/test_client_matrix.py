@@ -46,9 +46,10 @@ from SPARQLWrapper import (
     XML,
     SPARQLWrapper,
 )
-from werkzeug.serving import make_server
 
+from server import httpd
 from server.app import create_app
+from server.cli.serve import build_servers
 from server.config import config_from_dict
 from server.services import Services
 from store import graphs
@@ -106,18 +107,25 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     app = create_app(config)
     svc: Services = app.extensions["services"]
     experiment = next(svc.store.quads(predicate=RDF_TERMS.type, obj=QAB.Experiment)).subject
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # qabench serve's own server (waitress, the connection limits, the SPARQL front): the
+    # clients meet what they would meet in production.
+    servers, events, adjustments = build_servers(app, config.server, "127.0.0.1", port)
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=httpd.run, args=(servers, events, adjustments, stop), daemon=True
+    )
     thread.start()
     svc.pool.start()
     svc.pool.wait_ready(60)
+    svc.view(timeout=60)
     try:
         yield Served(url, app, experiment.value.rsplit("/", 1)[-1])
     finally:
-        server.shutdown()
-        server.server_close()
+        httpd.stop_soon(servers, stop)
         thread.join(10)
         svc.close()
+    # The queries of the matrix went through the front, not only through the threads.
+    assert servers[0].front is not None and servers[0].front.answered > 0
 
 
 def _observations(served: Served) -> str:
