@@ -287,8 +287,17 @@ class SparqlFront:
         except PoolError as exc:
             self._fail(query, exc)
             return
+        # The worker just freed went to the next waiting query: it starts before this answer
+        # is written, so the worker does not idle while the loop writes.
+        self._start_granted()
         self._limits.queries.release(query.client)
         self._answer(query, outcome)
+
+    def _start_granted(self) -> None:
+        while self._granted:
+            query = self._waiting.pop(self._granted.popleft(), None)
+            if query is not None:
+                self._start(query)
 
     def abandon(self, query: _Query) -> None:
         """Give up ``query`` after a fault of the front: its worker is replaced, its
@@ -308,10 +317,7 @@ class SparqlFront:
     def tick(self) -> float:
         """Start queries whose worker came, stop those past their deadline; return the
         seconds until the next deadline (loop thread, before each poll)."""
-        while self._granted:
-            query = self._waiting.pop(self._granted.popleft(), None)
-            if query is not None:
-                self._start(query)
+        self._start_granted()
         if not self._running and not self._waiting:
             return IDLE_SECONDS
         now = time.monotonic()
