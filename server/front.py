@@ -331,7 +331,9 @@ class SparqlFront:
             if query.deadline <= now:
                 del self._waiting[ticket]
                 try:
-                    self._pool.claim(ticket)  # granted just now after all: give it back
+                    self._pool.claim(
+                        ticket
+                    )  # granted just now after all: it starts at the next tick
                 except PoolError as exc:
                     self._fail(query, exc)
                     continue
