@@ -160,8 +160,10 @@ class SparqlFront:
         self._granted: collections.deque[Ticket[Any]] = collections.deque()
         self._waiting: dict[Ticket[Any], _Query] = {}
         self._running: set[_Query] = set()
+        # Counters (tests and logs): answered on the loop, handed to the view, had to wait.
         self.answered = 0
         self.handed_over = 0
+        self.waited = 0
 
     # ------------------------------------------------------------------ taking requests
     def take(self, channel: Any, request: Any) -> bool:
@@ -190,6 +192,7 @@ class SparqlFront:
         if query.ticket.worker is not None:
             self._start(query)
         else:
+            self.waited += 1
             self._waiting[query.ticket] = query
         return True
 
