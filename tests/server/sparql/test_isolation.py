@@ -134,3 +134,30 @@ def test_workers_of_a_main_module_that_imports_numpy_are_still_isolated(tmp_path
     assert "workers: 4" in done.stdout, done.stdout + done.stderr
     found = done.stdout.strip().rsplit("isolation: ", 1)[-1]
     assert found in {name for name, _ in isolation.MECHANISMS}, done.stdout + done.stderr
+
+
+def _address_space_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmSize for {pid}")
+
+
+def test_a_worker_that_opened_a_view_keeps_its_address_space_for_queries(
+    make_live_server: Any,
+) -> None:
+    # glibc's per-thread arenas reserved about 590 MB of address space once RocksDB's threads
+    # ran (835 MB for 75 MB resident), which the worker's RLIMIT_AS counts: under a 1 GiB cap a
+    # worker could not start a thread. With one arena the worker stays near 250 MB.
+    import httpx
+
+    live = make_live_server(query_memory_mb=1024, queries_per_client=4)
+    pool = live.services.pool
+    pool.start()
+    assert pool.wait_ready(60)
+    with httpx.Client(base_url=live.url, timeout=30) as client:
+        for _ in range(6):  # both workers open the view
+            assert client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}).is_success
+    sizes = [_address_space_kib(worker.process.pid) for worker in list(pool._all)]
+    assert len(sizes) == 2
+    assert max(sizes) < 512 * 1024, sizes

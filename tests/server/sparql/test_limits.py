@@ -262,4 +262,4 @@ def test_a_query_over_the_memory_limit_is_a_503_and_its_worker_is_replaced(
         # The worker was replaced: both workers answer again.
         assert pool.wait_ready(60)
         again = client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}, headers=_as("10.0.0.1"))
-        assert again.status_code == 200 and again.json()["boolean"] is True
+        assert again.status_code == 200 and again.json()["boolean"] is True, again.text
