@@ -151,18 +151,24 @@ def test_errors_and_refusals_are_the_views(pair: tuple[LiveServer, LiveServer]) 
     assert with_front.front.answered == 0
 
 
-def test_the_time_limit_holds_on_the_loop_and_other_requests_go_on(make_live_server: Any) -> None:
-    live = _ready(make_live_server(query_timeout_seconds=1.5, queries_per_client=4))
+def _in_background(live: LiveServer, query: str) -> tuple[threading.Thread, dict[str, Any]]:
+    """Send ``query`` from a thread of its own; the dict gets its response and seconds."""
     answers: dict[str, Any] = {}
 
-    def _slow() -> None:
+    def _send_it() -> None:
         with fast_client(live) as client:
             started = time.monotonic()
-            answers["slow"] = client.get("/sparql", params={"query": SLOW})
+            answers["response"] = client.get("/sparql", params={"query": query})
             answers["seconds"] = time.monotonic() - started
 
-    thread = threading.Thread(target=_slow)
+    thread = threading.Thread(target=_send_it)
     thread.start()
+    return thread, answers
+
+
+def test_the_time_limit_holds_on_the_loop_and_other_requests_go_on(make_live_server: Any) -> None:
+    live = _ready(make_live_server(query_timeout_seconds=1.5, queries_per_client=4))
+    thread, answers = _in_background(live, SLOW)
     time.sleep(0.3)
     with fast_client(live) as client:
         # the loop is not held by the running query: pages and other queries are answered
@@ -171,7 +177,7 @@ def test_the_time_limit_holds_on_the_loop_and_other_requests_go_on(make_live_ser
         assert client.get("/sparql", params={"query": "ASK {}"}).json()["boolean"] is True
         assert time.monotonic() - started < 1.0
     thread.join(30)
-    slow = answers["slow"]
+    slow = answers["response"]
     assert slow.status_code == 503 and slow.json()["type"].endswith("#QueryTimeout")
     assert slow.headers["retry-after"] == "2"
     assert 1.4 <= answers["seconds"] < 4.0
@@ -211,14 +217,7 @@ def test_one_client_gets_its_slots_and_its_rate_on_the_loop(make_live_server: An
             queries_per_client=1, sparql_requests_per_minute=8, query_timeout_seconds=1.0
         )
     )
-    seen: dict[str, httpx.Response] = {}
-
-    def _slow() -> None:
-        with fast_client(live) as client:
-            seen["slow"] = client.get("/sparql", params={"query": SLOW})
-
-    thread = threading.Thread(target=_slow)
-    thread.start()
+    thread, _ = _in_background(live, SLOW)
     time.sleep(0.3)
     with fast_client(live) as client:
         second = client.get("/sparql", params={"query": "ASK {}"})
@@ -282,14 +281,7 @@ def test_pipelined_requests_are_answered_in_order(make_live_server: Any) -> None
 def test_a_worker_killed_mid_query_is_a_503_and_replaced(make_live_server: Any) -> None:
     live = _ready(make_live_server(query_timeout_seconds=20.0, queries_per_client=4))
     pool = live.services.pool
-    seen: dict[str, httpx.Response] = {}
-
-    def _slow() -> None:
-        with fast_client(live) as client:
-            seen["slow"] = client.get("/sparql", params={"query": SLOW})
-
-    thread = threading.Thread(target=_slow)
-    thread.start()
+    thread, seen = _in_background(live, SLOW)
     deadline = time.monotonic() + 10
     while pool.fair.idle == 2 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -298,8 +290,8 @@ def test_a_worker_killed_mid_query_is_a_503_and_replaced(make_live_server: Any) 
     busy[0].process.kill()
     thread.join(30)
     # A worker killed by a signal is reported as the kernel's OOM killer would have done it.
-    assert seen["slow"].status_code == 503
-    assert seen["slow"].json()["title"] == "Query out of memory"
+    assert seen["response"].status_code == 503
+    assert seen["response"].json()["title"] == "Query out of memory"
     assert live.front.handed_over == 1
     assert pool.wait_ready(30)
     with fast_client(live) as client:
