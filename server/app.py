@@ -114,6 +114,7 @@ def build_services(config: Config, store: RdfStore) -> Services:
         settings.query_memory_mb,
         budget=settings.sparql_client_budget_seconds,
         waiting=settings.waiting_queries,
+        allocator=settings.query_allocator,
     )
     svc = Services(
         config, store, index, experiments, views, pool, PublicDumps(config.data_dir / "dump")

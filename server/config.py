@@ -67,6 +67,9 @@ class ServerConfig:
     # Address space of one query worker in MiB (RLIMIT_AS; 0: no limit). A query that needs
     # more is answered 503 and its worker replaced.
     query_memory_mb: int = 2048
+    # The allocator query workers run with: jemalloc (Debian's libjemalloc2, preloaded; the
+    # system allocator when it is not installed) or system (glibc's).
+    query_allocator: str = "jemalloc"
     # URLs per page of /sitemap.xml (the sitemap protocol allows at most 50,000).
     sitemap_page_size: int = 10_000
     # Deepest nesting of { }, ( ) and [ ] a public query may have (refused with 400 before a
@@ -303,6 +306,8 @@ _ZERO_OR_AT_LEAST: dict[str, float] = {
 _CHOICES: dict[str, tuple[str, ...]] = {
     "evaluation.default_profile": tuple(PROFILES),
     "rag.generator": GENERATOR_NAMES,
+    # server.sparql.isolation.ALLOCATORS (a test holds the two equal)
+    "server.query_allocator": ("jemalloc", "system"),
 }
 
 

@@ -33,6 +33,7 @@ import platform
 import re
 import resource
 import struct
+import sysconfig
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -197,6 +198,39 @@ def limit_memory(max_bytes: int) -> bool:
     return True
 
 
+# The allocators a worker can run with: Debian's package of each, by name (server.query_allocator).
+ALLOCATORS = {"jemalloc": "libjemalloc.so.2", "system": ""}
+
+
+def allocator_library(name: str) -> str | None:
+    """Return the path of allocator ``name``'s shared library, or ``None`` when not installed.
+
+    ``system`` (glibc's allocator) needs no library and gives ``""``. The library is looked for
+    in the directories the dynamic loader searches by default on this machine.
+    """
+    soname = ALLOCATORS.get(name)
+    if not soname:
+        return "" if name == "system" else None
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    for folder in (f"/usr/lib/{multiarch}", f"/lib/{multiarch}", "/usr/lib64", "/usr/lib"):
+        path = Path(folder) / soname
+        if path.is_file():
+            return str(path)
+    return None
+
+
+def allocator_in_use() -> str:
+    """Return the name of the allocator this process runs with (``system`` unless preloaded)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return "system"
+    for name, soname in ALLOCATORS.items():
+        if soname and f"/{soname}" in maps:
+            return name
+    return "system"
+
+
 # Numeric libraries start thread pools when imported (OpenBLAS through numpy, which the
 # serving process's main module imports; a spawned worker imports that module again first).
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -204,8 +238,13 @@ _ENVIRONMENT = threading.Lock()
 
 
 @contextlib.contextmanager
-def single_threaded_imports() -> Iterator[None]:
+def single_threaded_imports(preload: str = "") -> Iterator[None]:
     """Start processes in this block with numeric libraries limited to one thread.
+
+    ``preload`` (a shared library's path) is put in ``LD_PRELOAD`` too: the allocator the
+    workers run with (``allocator_library``). Workers are forked from multiprocessing's fork
+    server, which reads the environment when the first worker of the process starts it; every
+    later worker has that server's allocator.
 
     A worker can only be cut off the network while it has one thread (``cut_off_network``),
     and ``spawn`` re-imports the parent's main module in the child before the worker runs:
@@ -216,8 +255,9 @@ def single_threaded_imports() -> Iterator[None]:
     thread, so not cut off the network).
     """
     with _ENVIRONMENT:
-        saved = {name: os.environ.get(name) for name in _ONE_THREAD}
-        os.environ.update(_ONE_THREAD)
+        wanted = dict(_ONE_THREAD, LD_PRELOAD=preload) if preload else _ONE_THREAD
+        saved = {name: os.environ.get(name) for name in wanted}
+        os.environ.update(wanted)
         try:
             yield
         finally:

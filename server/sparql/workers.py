@@ -129,13 +129,13 @@ def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
     """Serve jobs from ``conn`` until told to stop (runs in the worker process).
 
     ``memory_bytes`` caps the worker's address space (0: no cap). The ready message names the
-    network isolation in force (empty: none could be applied).
+    network isolation in force (empty: none could be applied) and the allocator, a tab apart.
     """
     cut_off = isolation.cut_off_network()
     isolation.limit_memory(memory_bytes)
     views = _Views()
     memo = Memo(OPEN_VIEWS)
-    conn.send_bytes(cut_off.encode())
+    conn.send_bytes(f"{cut_off}\t{isolation.allocator_in_use()}".encode())
     while True:
         try:
             # Only the serving process writes to this pipe (the worker trusts its parent).
@@ -249,7 +249,9 @@ class QueryPool:
 
     ``memory_mb`` caps each worker's address space (0: no cap). Free workers go to clients by
     ``server.sparql.fairness``: ``budget`` worker-seconds per client (0: none), at most
-    ``waiting`` queries waiting (default: four per worker), light clients first.
+    ``waiting`` queries waiting (default: four per worker), light clients first. ``allocator``
+    names the allocator the workers run with (``isolation.ALLOCATORS``; jemalloc makes
+    Oxigraph's evaluation about a fifth faster than glibc's allocator).
     """
 
     def __init__(
@@ -260,12 +262,17 @@ class QueryPool:
         *,
         budget: float = 0.0,
         waiting: int | None = None,
+        allocator: str = "jemalloc",
     ) -> None:
         self._size = size
         self._timeout = timeout
         self._memory_mb = memory_mb
         # How the workers are cut off the network (None until the first one is ready).
         self.isolation: str | None = None
+        # The allocator the workers run with (None until the first one is ready).
+        self.allocator: str | None = None
+        self._allocator_wanted = allocator
+        self._preload = isolation.allocator_library(allocator)
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(["__main__", __name__])
         # Heavy: a client that used half a time limit recently (one query stopped at the
@@ -321,7 +328,7 @@ class QueryPool:
             name="qabench-query-worker",
             daemon=True,
         )
-        with isolation.single_threaded_imports():
+        with isolation.single_threaded_imports(self._preload or ""):
             process.start()
         child.close()
         worker = _Worker(process, parent)
@@ -333,14 +340,36 @@ class QueryPool:
         try:
             if not parent.poll(LOAD_TIMEOUT_SECONDS):
                 raise EOFError("worker did not become ready")
-            cut_off = parent.recv_bytes().decode()
+            cut_off, _, allocator = parent.recv_bytes().decode().partition("\t")
         except (EOFError, OSError) as exc:
             log.error("query worker failed to start: %s", exc)
             self._discard(worker)
             return
         self._note_isolation(cut_off)
+        self._note_allocator(allocator)
         self.fair.add(worker)
         self._ready.set()
+
+    def _note_allocator(self, allocator: str) -> None:
+        with self._lock:
+            if self.allocator is not None:
+                return
+            self.allocator = allocator
+        if allocator == self._allocator_wanted:
+            log.info("SPARQL query workers allocate memory with %s", allocator)
+        elif self._preload is None:
+            log.warning(
+                "SPARQL query workers use the system allocator: %s is not installed (Debian's "
+                "package libjemalloc2); the engine is about a fifth slower with it",
+                self._allocator_wanted,
+            )
+        else:
+            log.warning(
+                "SPARQL query workers use the %s allocator, not %s: the fork server of this "
+                "process was started before the query pool",
+                allocator,
+                self._allocator_wanted,
+            )
 
     def _note_isolation(self, cut_off: str) -> None:
         # the pool is as isolated as its least isolated worker

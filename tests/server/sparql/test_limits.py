@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from server.sparql.isolation import allocator_library
 from tests.plugins.server import LiveServer
 
 PREFIX = "PREFIX ex: <http://example.org/> "
@@ -237,6 +238,8 @@ def test_a_query_over_the_memory_limit_is_a_503_and_its_worker_is_replaced(
     assert pool.wait_ready(60)
     # Workers are cut off the network here (root on Linux: their own network namespace).
     assert pool.isolation, "query workers run with network access"
+    # ... and allocate with jemalloc (the default), whose failed allocation ends the worker too.
+    assert pool.allocator == ("jemalloc" if allocator_library("jemalloc") else "system")
     answers: dict[str, httpx.Response] = {}
 
     def _hungry() -> None:
