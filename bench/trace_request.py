@@ -71,6 +71,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--list", action="store_true", help="print the modules of each case")
+    parser.add_argument("--edges", action="store_true", help="print the module edges of each case")
     args = parser.parse_args()
     repo = args.repo.resolve()
     sys.path.insert(0, str(repo))
@@ -137,6 +138,9 @@ def main() -> int:
         if args.list:
             for name in sorted(tracer.modules):
                 print(f"    {name}")
+        if args.edges:
+            for caller, callee in sorted(tracer.edges):
+                print(f"    {caller} -> {callee}")
     return 0
 
 
