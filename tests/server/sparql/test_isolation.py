@@ -169,12 +169,15 @@ from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode, Quad
 
+from server.sparql import isolation
 from server.sparql.jobs import QueryJob
 from server.sparql.workers import QueryPool
 from store.triplestore import TripleStore
 
 if __name__ == "__main__":
     allocator, folder = sys.argv[1], Path(sys.argv[2])
+    if len(sys.argv) > 3:  # the library is not installed
+        isolation.ALLOCATORS[allocator] = sys.argv[3]
     store = TripleStore.open(folder)
     graph = NamedNode("http://e/g")
     store.add([Quad(NamedNode(f"http://e/s{i}"), NamedNode("http://e/p"), Literal(i), graph)
@@ -195,12 +198,14 @@ if __name__ == "__main__":
 """
 
 
-def _workers_with(allocator: str, tmp_path: Path) -> tuple[str, str, list[int]]:
+def _workers_with(
+    allocator: str, tmp_path: Path, *missing: str
+) -> tuple[str, str, list[int], str]:
     # A process of its own: the fork server, which reads LD_PRELOAD once, starts fresh.
     main = tmp_path / "allocator.py"
     main.write_text(_ALLOCATOR_MAIN, "utf-8")
     done = subprocess.run(
-        [sys.executable, str(main), allocator, str(tmp_path / "store")],
+        [sys.executable, str(main), allocator, str(tmp_path / "store"), *missing],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
@@ -210,7 +215,7 @@ def _workers_with(allocator: str, tmp_path: Path) -> tuple[str, str, list[int]]:
     )
     lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
     sizes = [int(size) for size in lines.get("sizes", "").split()]
-    return lines.get("answer", done.stderr), lines.get("allocator", ""), sizes
+    return lines.get("answer", done.stderr), lines.get("allocator", ""), sizes, done.stderr
 
 
 def test_the_allocator_names_match_the_settings_choices() -> None:
@@ -229,16 +234,21 @@ def test_workers_run_with_the_allocator_asked_for_within_their_address_space(
     # jemalloc is preloaded into the workers (about a fifth faster evaluation); the system
     # allocator is glibc's with one arena. Either way a worker that opened a view stays well
     # under its cap: glibc's per-thread arenas once reserved 835 MB for 75 MB resident.
-    answer, used, sizes = _workers_with(allocator, tmp_path)
+    answer, used, sizes, _ = _workers_with(allocator, tmp_path)
     assert answer == "2000", answer
     assert used == allocator
     assert len(sizes) == 2 and max(sizes) < 512 * 1024, sizes
 
 
 def test_an_allocator_that_is_not_installed_falls_back_to_the_system_one(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setitem(isolation.ALLOCATORS, "jemalloc", "libnot-installed.so.9")
-    assert isolation.allocator_library("jemalloc") is None
+    with monkeypatch.context() as patched:
+        patched.setitem(isolation.ALLOCATORS, "jemalloc", "libnot-installed.so.9")
+        assert isolation.allocator_library("jemalloc") is None
     assert isolation.allocator_library("system") == ""
     assert isolation.allocator_library("unknown") is None
+    # A pool asked for it answers on the system allocator and says so in its log.
+    answer, used, _, log = _workers_with("jemalloc", tmp_path, "libnot-installed.so.9")
+    assert answer == "2000" and used == "system"
+    assert "use the system allocator: jemalloc is not installed" in log, log
