@@ -198,9 +198,7 @@ if __name__ == "__main__":
 """
 
 
-def _workers_with(
-    allocator: str, tmp_path: Path, *missing: str
-) -> tuple[str, str, list[int], str]:
+def _workers_with(allocator: str, tmp_path: Path, *missing: str) -> tuple[str, str, list[int], str]:
     # A process of its own: the fork server, which reads LD_PRELOAD once, starts fresh.
     main = tmp_path / "allocator.py"
     main.write_text(_ALLOCATOR_MAIN, "utf-8")
