@@ -117,13 +117,12 @@ if __name__ == "__main__":
 """
 
 
-def test_workers_of_a_main_module_that_imports_numpy_are_still_isolated(tmp_path: Path) -> None:
-    # spawn re-imports the main module in each worker before it runs; numpy's OpenBLAS pool
-    # would be a second thread there, and a process with two threads cannot be isolated.
-    main = tmp_path / "serving.py"
-    main.write_text(_SERVING_MAIN, "utf-8")
-    done = subprocess.run(
-        [sys.executable, str(main)],
+def _run_main(source: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``source`` as the main module of a fresh interpreter (its own fork server)."""
+    main = tmp_path / "main_module.py"
+    main.write_text(source, "utf-8")
+    return subprocess.run(
+        [sys.executable, str(main), *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
@@ -131,6 +130,12 @@ def test_workers_of_a_main_module_that_imports_numpy_are_still_isolated(tmp_path
         timeout=120,
         check=True,
     )
+
+
+def test_workers_of_a_main_module_that_imports_numpy_are_still_isolated(tmp_path: Path) -> None:
+    # spawn re-imports the main module in each worker before it runs; numpy's OpenBLAS pool
+    # would be a second thread there, and a process with two threads cannot be isolated.
+    done = _run_main(_SERVING_MAIN, tmp_path)
     assert "workers: 4" in done.stdout, done.stdout + done.stderr
     found = done.stdout.strip().rsplit("isolation: ", 1)[-1]
     assert found in {name for name, _ in isolation.MECHANISMS}, done.stdout + done.stderr
@@ -200,17 +205,7 @@ if __name__ == "__main__":
 
 def _workers_with(allocator: str, tmp_path: Path, *missing: str) -> tuple[str, str, list[int], str]:
     # A process of its own: the fork server, which reads LD_PRELOAD once, starts fresh.
-    main = tmp_path / "allocator.py"
-    main.write_text(_ALLOCATOR_MAIN, "utf-8")
-    done = subprocess.run(
-        [sys.executable, str(main), allocator, str(tmp_path / "store"), *missing],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = _run_main(_ALLOCATOR_MAIN, tmp_path, allocator, str(tmp_path / "store"), *missing)
     lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
     sizes = [int(size) for size in lines.get("sizes", "").split()]
     return lines.get("answer", done.stderr), lines.get("allocator", ""), sizes, done.stderr
