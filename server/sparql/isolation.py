@@ -255,7 +255,10 @@ def single_threaded_imports(preload: str = "") -> Iterator[None]:
     thread, so not cut off the network).
     """
     with _ENVIRONMENT:
-        wanted = dict(_ONE_THREAD, LD_PRELOAD=preload) if preload else _ONE_THREAD
+        wanted = dict(_ONE_THREAD)
+        if preload:
+            # first, before any library the environment already preloads (a profiler, say)
+            wanted["LD_PRELOAD"] = " ".join([preload, *os.environ.get("LD_PRELOAD", "").split()])
         saved = {name: os.environ.get(name) for name in wanted}
         os.environ.update(wanted)
         try:

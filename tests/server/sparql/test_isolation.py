@@ -245,3 +245,17 @@ def test_an_allocator_that_is_not_installed_falls_back_to_the_system_one(
     answer, used, _, log = _workers_with("jemalloc", tmp_path, "libnot-installed.so.9")
     assert answer == "2000" and used == "system"
     assert "use the system allocator: jemalloc is not installed" in log, log
+
+
+def test_the_allocator_is_preloaded_first_and_the_environment_restored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LD_PRELOAD", "/opt/profiler.so")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with isolation.single_threaded_imports("/usr/lib/libjemalloc.so.2"):
+        assert os.environ["LD_PRELOAD"] == "/usr/lib/libjemalloc.so.2 /opt/profiler.so"
+        assert os.environ["OMP_NUM_THREADS"] == "1"
+    assert os.environ["LD_PRELOAD"] == "/opt/profiler.so"
+    assert "OMP_NUM_THREADS" not in os.environ
+    with isolation.single_threaded_imports(""):
+        assert os.environ["LD_PRELOAD"] == "/opt/profiler.so"
