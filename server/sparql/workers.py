@@ -360,13 +360,13 @@ class QueryPool:
         elif self._preload is None:
             log.warning(
                 "SPARQL query workers use the system allocator: %s is not installed (Debian's "
-                "package libjemalloc2); the engine is about a fifth slower with it",
+                "package libjemalloc2), without which Oxigraph evaluates about a fifth slower",
                 self._allocator_wanted,
             )
         else:
             log.warning(
-                "SPARQL query workers use the %s allocator, not %s: the fork server of this "
-                "process was started before the query pool",
+                "SPARQL query workers use the %s allocator, not %s: this process started its fork "
+                "server before the query pool, or LD_PRELOAD already names an allocator",
                 allocator,
                 self._allocator_wanted,
             )
