@@ -235,6 +235,8 @@ class _Worker:
     conn: Connection
     # One poll object per worker (Connection.poll builds a selector on every call).
     poller: select.poll = field(default_factory=select.poll)
+    # Whether the job it runs is a page or document (done in milliseconds), not a query.
+    document: bool = False
 
     def __post_init__(self) -> None:
         self.poller.register(self.conn.fileno(), select.POLLIN)
@@ -480,11 +482,18 @@ class QueryPool:
             WorkerFailedError, QueryMemoryError: the worker could not take the job.
         """
         kind = "document" if isinstance(job, DocumentJob) else "query"
+        worker.document = kind == "document"
         try:
             worker.conn.send_bytes(pickle.dumps((kind, tuple(job)), pickle.HIGHEST_PROTOCOL))
         except OSError as exc:
             raise self.failed(worker, client, started, exc) from exc
         return OutcomeReader()
+
+    @property
+    def documents_running(self) -> bool:
+        """Return whether a worker is writing a page or document (a job of milliseconds; a
+        query may hold its worker up to the time limit)."""
+        return any(worker.document for worker in list(self._all))
 
     def wait_limit(self, reader: OutcomeReader) -> float:
         """Return how long the next frame of ``reader`` may take."""
@@ -505,6 +514,7 @@ class QueryPool:
         if outcome.failure == "memory":
             self._lose(worker, client, started)
             raise self._memory_error()
+        worker.document = False
         self.fair.done(client, started)
         self.fair.put(worker)
         return outcome

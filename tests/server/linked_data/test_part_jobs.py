@@ -251,3 +251,76 @@ def test_a_worker_that_overruns_is_replaced_and_the_server_writes_the_page(
     assert svc.pool.wait_ready(60)  # the killed workers were replaced
     made = documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, TURTLE, True)
     assert made is not None
+
+
+def _hold(world: PagesWorld, job: object, client: str) -> tuple[object, object, float, object]:
+    """Take a worker for ``client`` and send it ``job``, leaving its answer unread (busy)."""
+    pool = world.services.pool
+    ticket = pool.request(client, budgeted=False)
+    worker, started = pool.claim(ticket)
+    return worker, client, started, pool.begin(worker, job, client, started)  # type: ignore[arg-type]
+
+
+def _release(world: PagesWorld, held: tuple[object, object, float, object]) -> None:
+    """Read the held worker's answer and give the worker back."""
+    pool = world.services.pool
+    worker, client, started, reader = held
+    while True:
+        assert worker.readable(30)  # type: ignore[attr-defined]
+        outcome = reader.feed(worker.conn.recv_bytes())  # type: ignore[attr-defined]
+        if outcome is not None:
+            pool.finish(worker, client, started, outcome)  # type: ignore[arg-type]
+            return
+
+
+@pytest.mark.parametrize("busy_with", ["page", "query"])
+def test_a_page_waits_for_a_worker_busy_with_pages_not_for_one_busy_with_queries(
+    world: PagesWorld, monkeypatch: pytest.MonkeyPatch, busy_with: str
+) -> None:
+    import threading
+    import time
+
+    from server.sparql.jobs import QueryJob
+
+    svc = world.services
+    assert svc.pool.wait_ready(60)
+    eid = world.published.id
+    iri = NamedNode(f"{PAGES_BASE}/experiment/{eid}")
+    graph = graphs.experiment_graph(PAGES_BASE, eid)
+    path = f"/experiment/{eid}"
+    view = str(svc.view().path)
+    page = DocumentJob(
+        view, PAGES_BASE, "experiment", iri.value, graph.value, 1, path, TURTLE.media_type, True
+    )
+    query = QueryJob(
+        "ASK { ?s ?p ?o }",
+        PAGES_BASE,
+        view,
+        None,
+        None,
+        "application/sparql-results+json",
+        None,
+        10,
+        "",
+        form="ASK",
+    )
+    # long enough that only a wait explains getting a worker
+    monkeypatch.setattr(documents, "PART_WORKER_WAIT_SECONDS", 5.0)
+    # every worker busy: the first with a page or a query, any others with queries
+    first = _hold(world, page if busy_with == "page" else query, "holder-0")
+    others = [_hold(world, query, f"holder-{n}") for n in range(1, svc.config.server.workers)]
+    assert svc.pool.documents_running == (busy_with == "page")
+    threading.Timer(0.3, _release, (world, first)).start()
+    began = time.monotonic()
+    made = documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, TURTLE, True)
+    took = time.monotonic() - began
+    for held in others:
+        _release(world, held)
+    if busy_with == "page":
+        # it waited for the worker that finished its page, which wrote this one too
+        assert made is not None and 0.25 < took < 4, took
+    else:
+        # every worker held by a query (for seconds, possibly): written here at once
+        assert made is None and took < 0.25, took
+    time.sleep(0.4)  # the timer's release has run
+    assert not svc.pool.documents_running
