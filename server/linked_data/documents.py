@@ -41,11 +41,12 @@ log = logging.getLogger(__name__)
 # Links from members back to the resource that owns them.
 _MEMBER_LINKS = (QAB.ofTask, QB.dataSet)
 # How long a part waits for the view of the newest write, and for a free query worker, before
-# the serving process reads it itself. It waits for a worker only while one writes another page
-# (done in milliseconds): pages written here hold the interpreter lock every request needs, and
-# at 8 readers of random cold pages waiting 30 ms for a worker answered 13 % more requests with a
-# lower p99 than writing at once (bench/scale.py --random-on). Workers busy with queries may be
-# held for seconds: then the page is written here at once.
+# the serving process reads it itself. An HTML page waits for a worker only while one writes
+# another page or document (done in milliseconds): pages written here hold the interpreter lock
+# every request needs, and at 8 readers of random cold pages the HTML p99 dropped by 10-20 ms
+# (bench/scale.py --random-on; docs/server.md). Workers busy with queries may be held for
+# seconds: then the page is written here at once. RDF documents never wait: their p99 rose by
+# 15-35 ms when they did.
 PART_VIEW_WAIT_SECONDS = 0.5
 PART_WORKER_WAIT_SECONDS = 0.03
 # The worker-time account of the parts read for pages (``server.sparql.fairness``).
@@ -183,7 +184,7 @@ def document_elsewhere(
         PAGE_GATE.step_out()
         where = (str(view.path), svc.base, kind, iri.value, owner.value, page, path)
         job = DocumentJob(*where, rep.media_type, as_graph, *(context or ()))
-        wait = PART_WORKER_WAIT_SECONDS if svc.pool.documents_running else 0.0
+        wait = PART_WORKER_WAIT_SECONDS if rep == HTML and svc.pool.documents_running else 0.0
         outcome = svc.pool.run(job, PAGES_CLIENT, wait=wait)
     except (PoolError, ViewNotReadyError) as exc:
         log.debug("writing %s here: %s", iri.value, exc)

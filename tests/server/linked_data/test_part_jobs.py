@@ -273,9 +273,12 @@ def _release(world: PagesWorld, held: tuple[object, object, float, object]) -> N
             return
 
 
-@pytest.mark.parametrize("busy_with", ["page", "query"])
+@pytest.mark.parametrize(
+    ("busy_with", "asked", "waits"),
+    [("page", "html", True), ("query", "html", False), ("page", "turtle", False)],
+)
 def test_a_page_waits_for_a_worker_busy_with_pages_not_for_one_busy_with_queries(
-    world: PagesWorld, monkeypatch: pytest.MonkeyPatch, busy_with: str
+    world: PagesWorld, monkeypatch: pytest.MonkeyPatch, busy_with: str, asked: str, waits: bool
 ) -> None:
     import threading
     import time
@@ -312,15 +315,21 @@ def test_a_page_waits_for_a_worker_busy_with_pages_not_for_one_busy_with_queries
     assert svc.pool.documents_running == (busy_with == "page")
     threading.Timer(0.3, _release, (world, first)).start()
     began = time.monotonic()
-    made = documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, TURTLE, True)
+    if asked == "html":
+        made = documents.document_elsewhere(
+            svc, iri, svc.visibility(), 1, path, HTML, False, _context(path)
+        )
+    else:
+        made = documents.document_elsewhere(svc, iri, svc.visibility(), 1, path, TURTLE, True)
     took = time.monotonic() - began
     for held in others:
         _release(world, held)
-    if busy_with == "page":
+    if waits:
         # it waited for the worker that finished its page, which wrote this one too
         assert made is not None and 0.25 < took < 4, took
     else:
-        # every worker held by a query (for seconds, possibly): written here at once
+        # every worker held by a query (for seconds, possibly), or an RDF document: written
+        # here at once
         assert made is None and took < 0.25, took
     time.sleep(0.4)  # the timer's release has run
     assert not svc.pool.documents_running
