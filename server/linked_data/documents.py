@@ -43,10 +43,10 @@ _MEMBER_LINKS = (QAB.ofTask, QB.dataSet)
 # How long a part waits for the view of the newest write, and for a free query worker, before
 # the serving process reads it itself. An HTML page waits for a worker only while one writes
 # another page or document (done in milliseconds): pages written here hold the interpreter lock
-# every request needs, and at 8 readers of random cold pages the HTML p99 dropped by 10-20 ms
+# every request needs, and at 8 readers of random cold pages the HTML p99 dropped by 9-17 ms
 # (bench/scale.py --random-on; docs/server.md). Workers busy with queries may be held for
-# seconds: then the page is written here at once. RDF documents never wait: their p99 rose by
-# 15-35 ms when they did.
+# seconds: then the page is written here at once. RDF documents never wait: their p99 rose to
+# 72-93 ms when they did (58-68 ms without waiting).
 PART_VIEW_WAIT_SECONDS = 0.5
 PART_WORKER_WAIT_SECONDS = 0.03
 # The worker-time account of the parts read for pages (``server.sparql.fairness``).
