@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from evaluators.datasets import library
 from evaluators.experiments.task import (
@@ -48,8 +49,9 @@ from evaluators.knowledge.execution import (
 )
 from evaluators.knowledge.reference import lexical_reference_differences
 from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat
+from evaluators.qa import text2sparql
 from evaluators.qa.profiles import PROFILES
-from evaluators.results import BIOASQ_PROFILE, EvaluationResult
+from evaluators.results import BIOASQ_PROFILE, EvaluationResult, to_json
 from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
 from evaluators.systems.answer_files import answer_file_system
 from evaluators.systems.protocol import RequestGate, public_url
@@ -169,6 +171,18 @@ def evaluate(
     if system.ignored:
         result = replace(result, unknown_ids=system.ignored)
     return result
+
+
+def result_json(result: EvaluationResult, gold: Dataset) -> dict[str, Any]:
+    """Return the ``qabench evaluate --json`` document of ``result``: every measure, and under a
+    TEXT2SPARQL profile also the official file's shape (``text2sparql_eval``) and each
+    question's engine difference (``text2sparql_reference_differences``)."""
+    doc = to_json(result)
+    official = text2sparql.evaluation_json(result, gold)
+    if official is not None:
+        doc["text2sparql_eval"] = official
+        doc["text2sparql_reference_differences"] = text2sparql.question_notes(result)
+    return doc
 
 
 def _with_execution_notes(result: EvaluationResult, replies: dict[str, Reply]) -> EvaluationResult:

@@ -21,9 +21,7 @@ from server.cli.context import CliError, Context
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the answer command."""
-    ans = sub.add_parser(
-        "answer", help="run a built-in system (gold, rag, ...) over a dataset, write its answers"
-    )
+    ans = sub.add_parser("answer")
     ans.add_argument("--dataset", required=True, help="NAME[@N] of a loaded dataset, or a file")
     ans.add_argument("--builtin", required=True, help="built-in system, e.g. rag or gold")
     ans.add_argument("--language", default="en", help="question language (default en)")

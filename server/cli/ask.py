@@ -21,7 +21,7 @@ from store.errors import StoreLockedError
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ask command."""
-    ask = sub.add_parser("ask", help="answer a biomedical question with the built-in RAG system")
+    ask = sub.add_parser("ask")
     ask.add_argument("question", help="the question in natural language")
     ask.add_argument(
         "--query", help="search this query (query syntax) instead of expanding the question"

@@ -18,7 +18,6 @@ from evaluators.knowledge.execution import (
     open_executor,
 )
 from evaluators.systems.protocol import public_url
-from server.app import open_store
 from server.cli.store_owner import running_server
 from server.config import Config
 from store.errors import StoreLockedError
@@ -50,6 +49,10 @@ class Context:
     def store(self) -> RdfStore:
         """Return the store (embedded, or the remote one ``store.remote_*`` names), opened once."""
         if self._store is None:
+            # Imported here: commands that never open the store (``evaluate`` on files) load
+            # no web application.
+            from server.app import open_store
+
             try:
                 self._store = open_store(self.config)
             except StoreLockedError as exc:

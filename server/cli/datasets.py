@@ -25,7 +25,7 @@ FORMATS = [f.value for f in SourceFormat if not f.answers_only]
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the datasets command group."""
-    ds = sub.add_parser("datasets", help="load, list, fetch and check benchmark datasets")
+    ds = sub.add_parser("datasets")
     act = ds.add_subparsers(dest="datasets_command", metavar="ACTION")
     act.required = True
 

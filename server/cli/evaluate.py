@@ -13,14 +13,13 @@ from pathlib import Path
 
 from evaluators.datasets.text2sparql import prepare_gold
 from evaluators.errors import EvaluationError
-from evaluators.evaluate import Evaluation, default_language, evaluate, read_gold
+from evaluators.evaluate import Evaluation, default_language, evaluate, read_gold, result_json
 from evaluators.experiments.plan import read_answers
 from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.knowledge.execution import ExecutionLimits
 from evaluators.model import SourceFormat
-from evaluators.qa import text2sparql
 from evaluators.qa.profiles import PROFILES
-from evaluators.results import MEASURES, EvaluationResult, to_json
+from evaluators.results import MEASURES, EvaluationResult
 from server.cli.context import CliError, Context
 
 
@@ -28,7 +27,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the evaluate command."""
     ev = sub.add_parser(
         "evaluate",
-        help="score an answers file against a dataset",
         description="Score QALD-JSON, QALD-XML or extended QALD answers (or a BioASQ response) "
         "against a loaded dataset or a dataset file.",
     )
@@ -151,11 +149,7 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     checked = _check_thresholds(result, thresholds)
     missed = [c for c in checked if not c["passed"]]
     if args.json:
-        doc = to_json(result)
-        official = text2sparql.evaluation_json(result, gold)
-        if official is not None:
-            doc["text2sparql_eval"] = official
-            doc["text2sparql_reference_differences"] = text2sparql.question_notes(result)
+        doc = result_json(result, gold)
         if checked:
             doc["fail_under"] = checked
         ctx.emit_json(doc)

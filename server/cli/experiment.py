@@ -46,7 +46,7 @@ REPORT_FORMATS = ("latex", "csv", "markdown", "text2sparql-answers")
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the experiment command group."""
-    exp = sub.add_parser("experiment", help="run QA systems on datasets as citable experiments")
+    exp = sub.add_parser("experiment")
     act = exp.add_subparsers(dest="experiment_command", metavar="ACTION")
     act.required = True
 

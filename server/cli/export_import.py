@@ -14,10 +14,10 @@ from store.formats import rdf_serialization
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the export and import commands."""
-    exp = sub.add_parser("export", help="write the whole store to an N-Quads (or TriG) file")
+    exp = sub.add_parser("export")
     exp.add_argument("file", type=Path, help="output file (.nq or .trig); - for stdout")
     exp.set_defaults(func=run_export)
-    imp = sub.add_parser("import", help="add an N-Quads (or TriG) file to the store")
+    imp = sub.add_parser("import")
     imp.add_argument("file", type=Path, help="input file (.nq or .trig)")
     imp.add_argument(
         "--replace", action="store_true", help="empty the store first (in the same transaction)"

@@ -34,7 +34,7 @@ MAX_K = 1000
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the index command group and the retrieve command."""
-    ix = sub.add_parser("index", help="build and describe the literature index")
+    ix = sub.add_parser("index")
     ix_sub = ix.add_subparsers(dest="index_command", metavar="ACTION")
     ix_sub.required = True
     build = ix_sub.add_parser("build", help="add PubMed abstracts to the index (by PMID)")
@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     info.add_argument("--json", action="store_true", help="print the information as JSON")
     info.set_defaults(func=run_info)
 
-    ret = sub.add_parser("retrieve", help="search the literature index for a question")
+    ret = sub.add_parser("retrieve")
     ret.add_argument("question", help="the question in natural language")
     ret.add_argument("--k", type=int, help="number of documents (default: rag.top_k)")
     ret.add_argument(

@@ -13,7 +13,7 @@ from store import queries
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the kb command group."""
-    kb = sub.add_parser("kb", help="load and list knowledge bases for answer matching")
+    kb = sub.add_parser("kb")
     act = kb.add_subparsers(dest="kb_command", metavar="ACTION")
     act.required = True
     load = act.add_parser(

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the serve command."""
-    serve = sub.add_parser("serve", help="run the web server (pages, linked data, SPARQL)")
+    serve = sub.add_parser("serve")
     serve.add_argument("--host", help="address to bind (default: server.host, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to bind (default: server.port)")
     serve.set_defaults(func=run_serve)
