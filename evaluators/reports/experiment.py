@@ -2,7 +2,9 @@
 
 Read-only (the experiment graph only, through ``evaluators.experiments.read`` and ``.results``);
 the tables and JSON are built by the pure modules of this package. ``qabench experiment show``
-and the experiment page use the same function, so both report the same numbers.
+and the experiment page use the same function, so both report the same numbers; the page takes
+its tables grouped as it shows them (``page_tables``: the headline matrices first, then languages,
+sub-experiments and significance), so ``server`` only formats and renders them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experiment
-from evaluators.experiments.results import question_measure
+from evaluators.experiments.results import experiment_table_query, question_measure
 from evaluators.reports.comparisons import (
     SignificanceGroup,
     significance_groups,
@@ -30,7 +32,7 @@ from evaluators.reports.summaries import (
     system_dataset_matrices,
 )
 from evaluators.reports.tables import results_table, significance_tables, summary_table
-from evaluators.results import MEASURES, MeasureValue
+from evaluators.results import BIOASQ_TYPES, MEASURES, MeasureValue
 from store import graphs
 from store.protocol import RdfStore
 
@@ -88,6 +90,47 @@ def report_tables(report: ExperimentReport) -> list[Table]:
     for group in report.significance:
         tables += significance_tables(group)
     return tables
+
+
+# The experiment types whose systems x datasets matrices are an experiment's headline results.
+GLANCE_TYPES = frozenset({"QA", *BIOASQ_TYPES})
+
+
+@dataclass(frozen=True, slots=True)
+class PageTables:
+    """The report tables of an experiment's page, grouped as the page shows them.
+
+    Attributes:
+        glance: the headline results, systems x datasets (QA and the BioASQ types).
+        languages: systems x languages, when the experiment has more than one language (with
+            one, each table would repeat a matrix).
+        matrices: systems x datasets of the sub-experiments.
+        significance: the pairwise tests of each group of tasks.
+        headlines: each profile of the experiment with its headline measure, in task order.
+        query: the SPARQL query that gives the experiment's results table.
+    """
+
+    glance: tuple[Table, ...]
+    languages: tuple[Table, ...]
+    matrices: tuple[Table, ...]
+    significance: tuple[Table, ...]
+    headlines: tuple[tuple[str, str], ...]
+    query: str
+
+
+def page_tables(report: ExperimentReport, base: str, experiment_id: str) -> PageTables:
+    """Return the tables of ``report`` as the experiment's page shows them."""
+    matrices = report.matrices
+    return PageTables(
+        glance=tuple(summary_table(m) for m in matrices if m.experiment_type in GLANCE_TYPES),
+        languages=tuple(summary_table(s) for s in report.languages if len(s.columns) > 1),
+        matrices=tuple(summary_table(m) for m in matrices if m.experiment_type not in GLANCE_TYPES),
+        significance=tuple(t for g in report.significance for t in significance_tables(g)),
+        headlines=tuple(
+            (p, headline(p)[0]) for p in dict.fromkeys(t.plan.profile for t in report.read.tasks)
+        ),
+        query=experiment_table_query(base, experiment_id),
+    )
 
 
 def _cell_json(cell: MeasureValue | None) -> dict[str, Any] | None:

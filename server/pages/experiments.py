@@ -23,11 +23,13 @@ from pyoxigraph import NamedNode
 
 from evaluators.experiments.model import TaskStatus
 from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experiment, read_task
-from evaluators.experiments.results import experiment_table_query
-from evaluators.reports.experiment import ExperimentReport, experiment_report
-from evaluators.reports.headline import headline
-from evaluators.reports.tables import significance_tables, summary_table
-from evaluators.results import BIOASQ_TYPES, type_order
+from evaluators.reports.experiment import (
+    ExperimentReport,
+    PageTables,
+    experiment_report,
+    page_tables,
+)
+from evaluators.results import type_order
 from server.linked_data.parts import Source
 from server.linked_data.terms import describe, query_link
 from server.pages.tables import (
@@ -48,8 +50,6 @@ from server.rendering import render
 
 # Seconds between reloads of a page whose tasks are still queued or running.
 REFRESH_SECONDS = 3
-# The experiment types whose systems x datasets matrices open the page (the headline results).
-_GLANCE_TYPES = frozenset({"QA", *BIOASQ_TYPES})
 _OPEN = (TaskStatus.QUEUED, TaskStatus.RUNNING)
 
 
@@ -119,6 +119,14 @@ def cached_report(source: Source, experiment_id: str) -> ExperimentReport:
     )
 
 
+def cached_tables(source: Source, experiment_id: str) -> PageTables:
+    """Return the report tables of an experiment's page, once per generation (or view)."""
+    return source.remember(
+        f"experiment-tables {experiment_id}",
+        lambda: page_tables(cached_report(source, experiment_id), source.base, experiment_id),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Viewer:
     """What the page shows of its reader: the ``(url, media type, label)`` of the page's other
@@ -141,13 +149,11 @@ def experiment_html(source: Source, iri: NamedNode, graph: NamedNode, viewer: Vi
     """Render the page of the experiment ``iri`` (its quads in ``graph``) for ``viewer``;
     callers check first that the reader may see it."""
     experiment_id = iri.value.rsplit("/", 1)[-1]
-    read = cached_experiment(source, experiment_id)
     report = cached_report(source, experiment_id)
+    read, tables = report.read, cached_tables(source, experiment_id)
     notes = Footnotes()
     state = progress(read.tasks)
     bio_columns = bioasq_columns(read.tasks)
-    glance = [m for m in report.matrices if m.experiment_type in _GLANCE_TYPES]
-    others = [m for m in report.matrices if m.experiment_type not in _GLANCE_TYPES]
     qa_rows, sub_rows = _split(qald_rows(read.tasks, notes))
     return render(
         source.base,
@@ -156,7 +162,7 @@ def experiment_html(source: Source, iri: NamedNode, graph: NamedNode, viewer: Vi
         facts=read.facts,
         state=state,
         refresh=REFRESH_SECONDS if state.running else None,
-        glance=[report_table(summary_table(s), notes) for s in glance],
+        glance=[report_table(t, notes) for t in tables.glance],
         columns=main_columns(),
         rows=qa_rows,
         sub_rows=sub_rows,
@@ -165,18 +171,10 @@ def experiment_html(source: Source, iri: NamedNode, graph: NamedNode, viewer: Vi
         classic_rows=classic_rows(read.tasks, notes),
         t2s_columns=text2sparql_columns(),
         t2s_rows=text2sparql_rows(read.tasks, notes),
-        headlines=[
-            (p, column(headline(p)[0]).label)
-            for p in dict.fromkeys(t.plan.profile for t in read.tasks)
-        ],
-        # one language: its table repeats the matrices above
-        languages=[
-            report_table(summary_table(s), notes) for s in report.languages if len(s.columns) > 1
-        ],
-        matrices=[report_table(summary_table(s), notes) for s in others],
-        significance=[
-            report_table(t, notes) for g in report.significance for t in significance_tables(g)
-        ],
+        headlines=[(p, column(m).label) for p, m in tables.headlines],
+        languages=[report_table(t, notes) for t in tables.languages],
+        matrices=[report_table(t, notes) for t in tables.matrices],
+        significance=[report_table(t, notes) for t in tables.significance],
         sanity=sorted(report.sanity),
         bio_columns=bio_columns,
         bio_rows=bioasq_rows(read.tasks, bio_columns, notes),
@@ -187,6 +185,6 @@ def experiment_html(source: Source, iri: NamedNode, graph: NamedNode, viewer: Vi
         can_publish=bool(viewer.csrf_token),
         csrf_token=viewer.csrf_token,
         alternates=viewer.alternates,
-        query_href=query_link(experiment_table_query(source.base, experiment_id)),
+        query_href=query_link(tables.query),
         statements=describe(list(source.store.quads(iri, None, None, graph)), iri, source.base),
     )
