@@ -36,7 +36,7 @@ import struct
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -246,6 +246,17 @@ class _Worker:
         return bool(self.poller.poll(max(0, int(timeout * 1000))))
 
 
+@contextlib.contextmanager
+def _pool_errors() -> Iterator[None]:
+    """Raise the fair queue's refusals as the pool's errors (with their ``Retry-After``)."""
+    try:
+        yield
+    except OverBudget as exc:
+        raise OverBudgetError(str(exc), exc.retry_after) from exc
+    except Refused as exc:
+        raise PoolBusyError(str(exc), exc.retry_after) from exc
+
+
 class QueryPool:
     """Runs jobs on ``size`` worker processes with a hard time limit per job.
 
@@ -424,10 +435,10 @@ class QueryPool:
         if not self._ready.wait(LOAD_TIMEOUT_SECONDS):
             raise PoolBusyError("No query worker could be started")
         # The server's own page jobs serve many readers: ordered by usage, never refused.
-        ticket = self.request(client, budgeted=not isinstance(job, DocumentJob))
-        if ticket.worker is None:
-            ticket.done.wait(self._timeout + WAIT_GRACE_SECONDS if wait is None else wait)
-        worker, started = self.claim(ticket)
+        budgeted = not isinstance(job, DocumentJob)
+        timeout = self._timeout + WAIT_GRACE_SECONDS if wait is None else wait
+        with _pool_errors():
+            worker, started = self.fair.take(client, timeout, budgeted=budgeted)
         reader = self.begin(worker, job, client, started)
         while True:
             if not worker.readable(self.wait_limit(reader)):
@@ -454,12 +465,8 @@ class QueryPool:
             OverBudgetError: the client used its share of worker time.
             PoolBusyError: too many queries wait already.
         """
-        try:
+        with _pool_errors():
             return self.fair.request(client, budgeted=budgeted, notify=notify)
-        except OverBudget as exc:
-            raise OverBudgetError(str(exc), exc.retry_after) from exc
-        except Refused as exc:
-            raise PoolBusyError(str(exc), exc.retry_after) from exc
 
     def claim(self, ticket: Ticket[_Worker]) -> tuple[_Worker, float]:
         """Return the worker of a granted ticket and when it was taken.
@@ -467,10 +474,8 @@ class QueryPool:
         Raises:
             PoolBusyError: the ticket was not granted in time, or lost its place.
         """
-        try:
+        with _pool_errors():
             return self.fair.claim(ticket)
-        except Refused as exc:
-            raise PoolBusyError(str(exc), exc.retry_after) from exc
 
     def begin(
         self, worker: _Worker, job: QueryJob | DocumentJob, client: str, started: float
