@@ -28,9 +28,9 @@ from pyoxigraph import Literal, NamedNode
 
 from rag.errors import QuerySyntaxError, QuestionError, RagError
 from rag.models.generators import GENERATOR_NAMES
-from rag.pipeline import STAGES, check_question
 from rag.provenance import run_from_quads
 from rag.run import Progress, RagRun
+from rag.stages import STAGES, check_question
 from server.ask.admission import (
     PoolFullError,
     RagPool,

@@ -25,10 +25,11 @@ import pytest
 
 from rag.corpus.article import Article
 from rag.models.generators import Generator
-from rag.pipeline import RagSystem, Stages
+from rag.pipeline import RagSystem
 from rag.retrieval.index import LiteratureIndex, open_index
 from rag.retrieval.retrievers import Retriever, WhooshRetriever
 from rag.run import RagSettings
+from rag.stages import Stages
 from server.app import create_app
 from server.config import Config, config_from_dict
 from tests import REPO

@@ -15,11 +15,12 @@ from rag.answering.snippets import Snippet
 from rag.errors import QuerySyntaxError, QueryTooBroadError, QuestionError
 from rag.models.generators import ExtractiveGenerator
 from rag.models.openai_http import OpenAIGenerator, OpenAISettings
-from rag.pipeline import STAGES, RagSystem, Stages, default_stages
+from rag.pipeline import RagSystem
 from rag.retrieval.expansion import Expansion
 from rag.retrieval.index import open_index
 from rag.retrieval.retrievers import RankedDocument, question_query
 from rag.run import ProgressEvent, RagRun, RagSettings
+from rag.stages import STAGES, Stages, default_stages
 from tests.plugins.llm_stub import LlmReply, LlmRequest, LlmStub, Script
 
 ASPIRIN = "Does aspirin reduce recurrent myocardial infarction?"
@@ -203,6 +204,40 @@ def test_every_stage_can_be_replaced(make_rag_system: MakeSystem) -> None:
     # "Custom." is not in the abstract it cites: the citation check marks it
     assert run.warnings[0] == "custom rerank" and "not supported" in run.warnings[1]
     assert run.cited_answer.sentences[0].supported is False
+
+
+def test_phase_b_reranks_and_answers_the_given_snippets_and_checks_their_citations() -> None:
+    calls: list[str] = []
+
+    def never(*_args: object) -> StageOutput:
+        raise AssertionError("phase B neither expands nor extracts")
+
+    def rerank(q: str, snippets: Sequence[Snippet], limit: int) -> StageOutput:
+        calls.append("rerank")
+        return StageOutput(tuple(snippets[:limit]), ("custom rerank",))
+
+    def answer(q: str, kind: str, snippets: Sequence[Snippet], on_text: object) -> Answers:
+        calls.append("answer")
+        assert on_text is None and len(snippets) == 2  # every given snippet, the kept one first
+        cited = CitedAnswer((AnswerSentence("Kidney stones dissolve in vinegar.", ("43",)),))
+        return Answers("no", cited, ExactAnswer(kind, yesno="no"))
+
+    texts = ("Aspirin reduces recurrent myocardial infarction.", "Statins lower cholesterol.")
+    given = [
+        Snippet(f"d{n}", t, "abstract", "abstract", 0, len(t) - 1, str(42 + n), 1, 0.0, 0.0)
+        for n, t in enumerate(texts)
+    ]
+    stages = Stages(never, never, rerank, answer)  # type: ignore[arg-type]
+    system = RagSystem(lambda: None, ExtractiveGenerator(), RagSettings(snippets=1), stages=stages)  # type: ignore[arg-type,return-value]
+    run = system.answer_given(ASPIRIN, given, kind="yesno")
+    assert calls == ["rerank", "answer"]
+    assert [t.stage for t in run.timings] == list(STAGES)
+    assert [d.pmid for d in run.documents] == ["42", "43"]
+    assert run.snippets[0].pmid == "42" and run.snippets[0].score == 1.0  # the best match
+    assert dict(run.settings)["phase"] == "b" and run.expanded_query == ""
+    assert run.cited_answer.sentences[0].supported is False
+    assert run.warnings[0] == "custom rerank"
+    assert run.warnings[1].startswith("citation check: 1 cited sentence(s) are not supported")
 
 
 def test_settings_limit_documents_and_snippets(make_rag_system: MakeSystem) -> None:
