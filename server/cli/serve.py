@@ -26,7 +26,8 @@ from server.cli.context import Context
 from server.cli.store_owner import remove_server_file, write_server_file
 from server.config import Config, ServerConfig
 from server.front import SparqlFront
-from server.services import Services, settle_heap
+from server.memory import settle_heap
+from server.services import Services
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,9 @@ from pyoxigraph import BlankNode, NamedNode, Quad
 
 from server.linked_data.part_jobs import PAGES, READERS, DocumentJob
 from server.linked_data.parts import MAX_DOCUMENT_QUADS, Part, graph_part
+from server.memory import PAGE_GATE
 from server.replica.views import ViewNotReadyError
-from server.services import PAGE_GATE, Services, Visibility
+from server.services import Services, Visibility
 from server.sparql.workers import PoolError
 from server.web.problems import Problem
 from server.web.representations import HTML, Representation

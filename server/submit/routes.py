@@ -37,7 +37,8 @@ from evaluators.experiments.runner import Submission
 from evaluators.qa.profiles import PROFILE_TERMS
 from evaluators.systems.protocol import public_url
 from server.linked_data.pipeline import Resource, serve
-from server.services import experiment_runner, release_memory, services
+from server.memory import release_memory
+from server.services import experiment_runner, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
 from server.submit.receipts import Receipt, Receipts, new_key, scope_of
 from server.web import auth

@@ -1,5 +1,6 @@
-"""The services' generation cache: one computation per entry, however many callers ask at once,
-and only the newest generation kept."""
+"""The process's memory (``server.memory``): the generation cache computes each entry once,
+however many callers ask at once, and keeps only the newest generation; the gate bounds how
+many computations run; the heap is settled after start-up."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 
 import pytest
 
-from server.services import ComputeGate, GenerationCache
+from server.memory import ComputeGate, GenerationCache
 
 
 def test_concurrent_misses_compute_once() -> None:
@@ -81,7 +82,7 @@ def test_one_kind_requested_at_random_never_evicts_another_kind() -> None:
 
 
 def test_computations_run_at_most_gate_slots_at_once_and_nest_without_deadlock() -> None:
-    from server.services import ComputeGate
+    from server.memory import ComputeGate
 
     cache = GenerationCache(gate=ComputeGate(1))
     running: list[int] = []
@@ -135,7 +136,7 @@ def test_the_byte_budget_evicts_the_kind_holding_the_most_bytes() -> None:
 
 
 def test_a_stuck_computation_slows_others_but_never_stops_them() -> None:
-    from server.services import ComputeGate
+    from server.memory import ComputeGate
 
     gate = ComputeGate(1, wait=0.2)
     cache = GenerationCache(gate=gate)
@@ -156,7 +157,7 @@ def test_settling_the_heap_keeps_start_up_objects_out_of_full_collections() -> N
     # In a fresh interpreter: freezing is process-wide and would change this one's collector.
     script = """
 import gc, json, time
-from server.services import GC_THRESHOLDS, settle_heap
+from server.memory import GC_THRESHOLDS, settle_heap
 built = [[n] for n in range(300_000)]  # what start-up builds (indexes)
 before = len(gc.get_objects())
 settle_heap()
