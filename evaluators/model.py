@@ -1,7 +1,8 @@
 """Typed values that cross module boundaries: benchmark datasets, questions and answers.
 
-Parsers in ``evaluators.formats`` return these; the RDF mapping (``evaluators.datasets.rdf``) turns
-them into quads and back; the scoring code reads them. Everything here is immutable.
+Parsers in ``evaluators.formats`` return these; the RDF mapping turns them into quads
+(``evaluators.datasets.rdf``) and back (``evaluators.datasets.rdf_read``); the scoring code reads
+them. Everything here is immutable.
 """
 
 from __future__ import annotations

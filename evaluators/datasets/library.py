@@ -1,8 +1,8 @@
 """The dataset library: load benchmark files into the store as versions, list and read them.
 
 This module performs effects (store reads and writes); parsing and the RDF mapping it uses are
-pure (``evaluators.formats``, ``evaluators.datasets.rdf``). A load writes every quad of one
-version (catalog metadata and questions) in a single transaction.
+pure (``evaluators.formats``, ``evaluators.datasets.rdf`` and ``rdf_read``). A load writes every
+quad of one version (catalog metadata and questions) in a single transaction.
 """
 
 from __future__ import annotations
@@ -16,12 +16,8 @@ from pathlib import Path
 from pyoxigraph import NamedNode
 
 from evaluators.datasets.checks import CheckReport, SyntaxProblem, check_dataset, report_quads
-from evaluators.datasets.rdf import (
-    VersionMeta,
-    questions_from_quads,
-    version_entry_quads,
-    version_question_quads,
-)
+from evaluators.datasets.rdf import VersionMeta, version_entry_quads, version_question_quads
+from evaluators.datasets.rdf_read import questions_from_quads
 from evaluators.errors import DatasetFormatError, DatasetNameConflictError, UnknownDatasetError
 from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes, parse_file
 from evaluators.knowledge.execution import QueryExecutor

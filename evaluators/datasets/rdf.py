@@ -1,15 +1,18 @@
-"""Pure mapping between parsed datasets (``evaluators.model``) and RDF quads.
+"""Pure mapping from parsed datasets (``evaluators.model``) to RDF quads.
 
 ``version_quads`` describes one dataset version: its metadata goes into the catalog graph and
-its questions into the version's own graph. ``questions_from_quads`` reads questions back from
-the quads of a version graph. Nothing here touches the store, the clock or the network.
+its questions into the version's own graph. ``question_triples`` and ``answer_set_triples``
+describe one question and one answer set (system answers use them too). The terms of answer
+types (``ANSWER_TYPE_TERMS``) and the JSON copy of answer values (``values_json``) are written
+down here once; ``evaluators.datasets.rdf_read`` reads them back. Nothing here touches the
+store, the clock or the network.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,8 +27,6 @@ from evaluators.model import (
     BioasqGold,
     Dataset,
     Question,
-    QuestionText,
-    Snippet,
     Text2SparqlQuestion,
 )
 from store import graphs
@@ -41,7 +42,6 @@ ANSWER_TYPE_TERMS: dict[AnswerType, NamedNode] = {
     AnswerType.DATE: QAB.Date,
     AnswerType.BOOLEAN: QAB.Boolean,
 }
-_ANSWER_TYPES_BY_TERM = {term: at for at, term in ANSWER_TYPE_TERMS.items()}
 _MAX_WARNINGS = 200
 
 Triple = tuple[NamedNode, NamedNode, NamedNode | Literal]
@@ -381,24 +381,6 @@ def _text2sparql_triples(qiri: NamedNode, parts: Text2SparqlQuestion) -> list[Tr
     return t
 
 
-def _text2sparql(props: _Props) -> Text2SparqlQuestion | None:
-    dataset = _str(props, QAB.text2sparqlDataset)
-    if dataset is None:
-        return None
-
-    def names(prop: NamedNode) -> tuple[str, ...]:
-        return tuple(sorted(v.value for v in props.get(prop, [])))
-
-    return Text2SparqlQuestion(
-        dataset,
-        _str(props, QAB.qnamePrefix) or "",
-        _str(props, QAB.defaultNamespace),
-        names(QAB.feature),
-        names(QAB.schemaClass),
-        names(QAB.schemaProperty),
-    )
-
-
 def _text(text: str, language: str) -> Literal:
     # RDF language tags are BCP 47 (hyphens); QALD files write hi_IN and pt_BR. A tag that is
     # still not well-formed is kept as a plain literal rather than failing the whole load.
@@ -431,6 +413,25 @@ def answer_set_triples(
         t.append((node, QAB.lexicalOnly, _bool(True)))
     t.extend((node, QAB.answerVariable, Literal(v)) for v in answer.variables)
     return t
+
+
+def values_json(values: Iterable[AnswerValue]) -> str:
+    """Return answer values as a compact JSON array that keeps every lexical detail.
+
+    >>> values_json([NamedNode("http://e/a"), Literal("1.50", datatype=XSD.decimal)])
+    '[["u","http://e/a"],["t","1.50","http://www.w3.org/2001/XMLSchema#decimal"]]'
+    """
+    items: list[list[str]] = []
+    for v in values:
+        if isinstance(v, NamedNode):
+            items.append(["u", v.value])
+        elif v.language:
+            items.append(["l", v.value, v.language])
+        elif v.datatype == XSD.string:
+            items.append(["s", v.value])
+        else:
+            items.append(["t", v.value, v.datatype.value])
+    return json.dumps(items, ensure_ascii=False, separators=(",", ":"))
 
 
 def _annotation_triples(qiri: NamedNode, node: NamedNode, a: Annotation, i: int) -> list[Triple]:
@@ -486,195 +487,3 @@ def _bioasq_triples(qiri: NamedNode, b: BioasqGold) -> list[Triple]:
             t.append((node, RDFS.label if j == 0 else QAB.synonym, Literal(name)))
     t.extend((qiri, QAB.idealAnswer, Literal(text)) for text in b.ideal_answers)
     return t
-
-
-# ---------------------------------------------------------------------------- reading back
-
-_Props = dict[NamedNode, list[NamedNode | Literal]]
-
-
-def _group(quads: Iterable[Quad]) -> dict[NamedNode, _Props]:
-    by_subject: dict[NamedNode, _Props] = defaultdict(lambda: defaultdict(list))
-    for q in quads:
-        if isinstance(q.subject, NamedNode) and isinstance(q.object, NamedNode | Literal):
-            by_subject[q.subject][q.predicate].append(q.object)
-    return by_subject
-
-
-def _one(props: _Props, p: NamedNode) -> NamedNode | Literal | None:
-    values = props.get(p)
-    return values[0] if values else None
-
-
-def _str(props: _Props, p: NamedNode) -> str | None:
-    v = _one(props, p)
-    return None if v is None else v.value
-
-
-def _flag(props: _Props, p: NamedNode) -> bool | None:
-    v = _one(props, p)
-    return None if v is None else v.value == "true"
-
-
-def _num(props: _Props, p: NamedNode, default: int = 0) -> int:
-    v = _one(props, p)
-    return default if v is None else int(v.value)
-
-
-def _ranked(
-    subjects: dict[NamedNode, _Props], nodes: list[NamedNode | Literal], key: NamedNode
-) -> list[_Props]:
-    found = [subjects[n] for n in nodes if isinstance(n, NamedNode) and n in subjects]
-    return sorted(found, key=lambda props: _num(props, key))
-
-
-def questions_from_quads(
-    quads: Iterable[Quad], kind: NamedNode = QAB.Question
-) -> tuple[Question, ...]:
-    """Rebuild the questions of a dataset version (the nodes of class ``kind``) from its quads.
-
-    Answer values come back exactly as the source wrote them, in file order, from the
-    ``qab:answerJson`` copy: Oxigraph stores typed literals in canonical form (``xsd:int`` becomes
-    ``xsd:integer``, ``1.50`` becomes ``1.5``), so ``qab:answer`` alone would lose details.
-    """
-    subjects = _group(quads)
-    questions: list[tuple[int, Question]] = []
-    for _subject, props in subjects.items():
-        if kind not in props.get(RDF.type, []):
-            continue
-        questions.append((_num(props, QAB.position), _question(subjects, props)))
-    questions.sort(key=lambda pair: pair[0])
-    return tuple(q for _, q in questions)
-
-
-def _question(subjects: dict[NamedNode, _Props], props: _Props) -> Question:
-    texts: dict[str, str] = {}
-    keywords: dict[str, tuple[str, ...]] = {}
-    for lit in props.get(QAB.text, []):
-        if isinstance(lit, Literal):
-            texts[(lit.language or "").replace("-", "_")] = lit.value
-    for lit in props.get(QAB.keywords, []):
-        if isinstance(lit, Literal):
-            words = tuple(w.strip() for w in lit.value.split(",") if w.strip())
-            keywords[(lit.language or "").replace("-", "_")] = words
-    has_answers = _flag(props, QAB.hasGoldAnswers)
-    answer_sets = tuple(
-        _answer_set(a) for a in _ranked(subjects, props.get(QAB.answerSet, []), QAB.position)
-    )
-    at_term = _one(props, QAB.answerType)
-    annotations = tuple(
-        Annotation(
-            language=_str(a, QAB.inLanguage) or "",
-            begin=_num(a, QAB.charBegin),
-            end=_num(a, QAB.charEnd),
-            text=_str(a, QAB.annotatedText) or "",
-            resource=_str(a, QAB.resource),
-            kind=_str(a, QAB.annotationType),
-        )
-        for a in _ranked(subjects, props.get(QAB.annotation, []), QAB.position)
-    )
-    confidence = _str(props, QAB.confidence)
-    return Question(
-        id=_str(props, QAB.questionId) or "",
-        texts=tuple(
-            QuestionText(lang, text, keywords.get(lang, ())) for lang, text in texts.items()
-        ),
-        answer_type=_ANSWER_TYPES_BY_TERM.get(at_term) if isinstance(at_term, NamedNode) else None,
-        answer_type_label=_str(props, QAB.answerTypeLabel),
-        aggregation=_flag(props, QAB.aggregation),
-        only_dbo=_flag(props, QAB.onlyDbo),
-        hybrid=_flag(props, QAB.hybrid),
-        sparql=_str(props, QAB.sparql),
-        pseudo_query=_str(props, QAB.pseudoQuery),
-        schemaless_query=_str(props, QAB.schemalessQuery),
-        answers=answer_sets if has_answers else None,
-        answer_item_types=tuple(sorted(v.value for v in props.get(QAB.answerItemType, []))),
-        annotations=annotations,
-        confidence=float(confidence) if confidence is not None else None,
-        out_of_scope=bool(_flag(props, QAB.outOfScope)),
-        bioasq=_bioasq(subjects, props),
-        text2sparql=_text2sparql(props),
-        reply=_str(props, QAB.replyJson),
-    )
-
-
-def values_json(values: Iterable[AnswerValue]) -> str:
-    """Return answer values as a compact JSON array that keeps every lexical detail.
-
-    >>> values_json([NamedNode("http://e/a"), Literal("1.50", datatype=XSD.decimal)])
-    '[["u","http://e/a"],["t","1.50","http://www.w3.org/2001/XMLSchema#decimal"]]'
-    """
-    items: list[list[str]] = []
-    for v in values:
-        if isinstance(v, NamedNode):
-            items.append(["u", v.value])
-        elif v.language:
-            items.append(["l", v.value, v.language])
-        elif v.datatype == XSD.string:
-            items.append(["s", v.value])
-        else:
-            items.append(["t", v.value, v.datatype.value])
-    return json.dumps(items, ensure_ascii=False, separators=(",", ":"))
-
-
-def values_from_json(text: str) -> tuple[AnswerValue, ...]:
-    """Decode ``values_json`` output (the inverse, exactly)."""
-    values: list[AnswerValue] = []
-    for item in json.loads(text):
-        kind, value = item[0], item[1]
-        if kind == "u":
-            values.append(NamedNode(value))
-        elif kind == "l":
-            values.append(Literal(value, language=item[2]))
-        elif kind == "t":
-            values.append(Literal(value, datatype=NamedNode(item[2])))
-        else:
-            values.append(Literal(value))
-    return tuple(values)
-
-
-def _answer_set(props: _Props) -> AnswerSet:
-    exact = _str(props, QAB.answerJson)
-    values: list[AnswerValue] | tuple[AnswerValue, ...]
-    if exact is not None:
-        values = values_from_json(exact)
-    else:
-        values = sorted(props.get(QAB.answer, []), key=str)
-    return AnswerSet(
-        values=tuple(values),
-        boolean=_flag(props, QAB.booleanAnswer),
-        variables=tuple(sorted(v.value for v in props.get(QAB.answerVariable, []))),
-        has_bindings=bool(_flag(props, QAB.bindingsGiven)),
-        lexical=bool(_flag(props, QAB.lexicalOnly)),
-    )
-
-
-def _bioasq(subjects: dict[NamedNode, _Props], props: _Props) -> BioasqGold | None:
-    kind = _str(props, QAB.bioasqType)
-    if kind is None:
-        return None
-    docs = _ranked(subjects, props.get(QAB.relevantDocument, []), QAB.rank)
-    snippets = _ranked(subjects, props.get(QAB.snippet, []), QAB.rank)
-    entities = _ranked(subjects, props.get(QAB.answerEntity, []), QAB.rank)
-    return BioasqGold(
-        question_type=kind,
-        documents=tuple(_str(d, QAB.document) or "" for d in docs),
-        snippets=tuple(
-            Snippet(
-                document=_str(s, QAB.document) or "",
-                text=_str(s, QAB.snippetText) or "",
-                begin_section=_str(s, QAB.beginSection) or "",
-                end_section=_str(s, QAB.endSection) or "",
-                offset_begin=_num(s, QAB.offsetInBeginSection),
-                offset_end=_num(s, QAB.offsetInEndSection),
-            )
-            for s in snippets
-        ),
-        concepts=tuple(sorted(v.value for v in props.get(QAB.concept, []))),
-        yesno=_str(props, QAB.exactAnswer),
-        entities=tuple(
-            tuple([_str(e, RDFS.label) or "", *sorted(v.value for v in e.get(QAB.synonym, []))])
-            for e in entities
-        ),
-        ideal_answers=tuple(sorted(v.value for v in props.get(QAB.idealAnswer, []))),
-    )

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from evaluators.datasets.rdf import question_triples, questions_from_quads
+from evaluators.datasets.rdf import question_triples
+from evaluators.datasets.rdf_read import questions_from_quads
 from evaluators.experiments.model import AskingUnit
 from evaluators.experiments.task import Reply
 from evaluators.formats.text2sparql.writer import AskedQuestion, answers_document

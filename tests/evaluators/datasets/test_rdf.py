@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from pyoxigraph import Literal, NamedNode
 
-from evaluators.datasets.rdf import VersionMeta, questions_from_quads, version_quads
+from evaluators.datasets.rdf import VersionMeta, version_quads
+from evaluators.datasets.rdf_read import questions_from_quads
 from evaluators.model import (
     Annotation,
     AnswerSet,

@@ -156,7 +156,8 @@ def test_writer_gives_the_clients_shapes(ck25_gold: object) -> None:
 def test_questions_and_gold_survive_the_rdf_of_a_version(ck25_gold: object) -> None:
     from datetime import UTC, datetime
 
-    from evaluators.datasets.rdf import VersionMeta, questions_from_quads, version_quads
+    from evaluators.datasets.rdf import VersionMeta, version_quads
+    from evaluators.datasets.rdf_read import questions_from_quads
     from evaluators.model import Dataset
 
     assert isinstance(ck25_gold, Dataset)
