@@ -106,7 +106,8 @@ class PageTables:
             one, each table would repeat a matrix).
         matrices: systems x datasets of the sub-experiments.
         significance: the pairwise tests of each group of tasks.
-        headlines: each profile of the experiment with its headline measure, in task order.
+        headlines: each profile of the experiment with its headline measure, in the order of
+            the tables (by profile name).
         query: the SPARQL query that gives the experiment's results table.
     """
 
@@ -126,8 +127,9 @@ def page_tables(report: ExperimentReport, base: str, experiment_id: str) -> Page
         languages=tuple(summary_table(s) for s in report.languages if len(s.columns) > 1),
         matrices=tuple(summary_table(m) for m in matrices if m.experiment_type not in GLANCE_TYPES),
         significance=tuple(t for g in report.significance for t in significance_tables(g)),
+        # in the tables' order (by profile name)
         headlines=tuple(
-            (p, headline(p)[0]) for p in dict.fromkeys(t.plan.profile for t in report.read.tasks)
+            (p, headline(p)[0]) for p in sorted({t.plan.profile for t in report.read.tasks})
         ),
         query=experiment_table_query(base, experiment_id),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,5 +79,14 @@ def test_serving_an_empty_store_loads_the_demo(tmp_path: Path) -> None:
         )
         assert found.status_code == 200
         assert int(found.json["results"]["bindings"][0]["n"]["value"]) > 50
+        # the experiment page names the headline of each profile in the order of its tables
+        path = re.search(r'href="(/experiment/[0-9]+)"', listing.get_data(as_text=True))
+        assert path is not None
+        html = client.get(path.group(1), headers={"Accept": "text/html"}).get_data(as_text=True)
+        headlines = re.search(r'<p id="headlines">(.*?)</p>', html, re.S)
+        assert headlines is not None
+        said = re.findall(r"for the (\w+) profile", headlines.group(1))
+        shown = re.findall(r"systems x datasets \((\w+) profile", html)
+        assert said == ["gerbil", "strict"] and shown[: len(said)] == said
     finally:
         app.extensions["services"].close()
