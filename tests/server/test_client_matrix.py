@@ -59,6 +59,10 @@ from tests.evaluators.integrity import violations
 from vocab.project import QAB
 from vocab.standard import RDF as RDF_TERMS
 
+# Third-party clients in processes of their own (Jena, Node, rapper) against a live server:
+# the full suite runs them, the fast lane leaves them out.
+pytestmark = pytest.mark.slow
+
 CLIENTS = REPO / "tests" / "clients"
 COMUNICA = CLIENTS / "node_modules" / ".bin" / "comunica-sparql"
 QAB_NS = "https://w3id.org/qabench/vocab#"

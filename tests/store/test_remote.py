@@ -58,6 +58,10 @@ S, P = NamedNode("http://x.test/s"), NamedNode("http://x.test/p")
 ENGINES = ("oxigraph", "virtuoso")
 THIRD_EXPERIMENT = "202401010003"
 
+# Real engines in processes of their own (oxigraph serve, Virtuoso): the full suite runs them,
+# the fast lane leaves them out.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="session")
 def virtuoso(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
