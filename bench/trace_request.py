@@ -8,7 +8,7 @@ and how many distinct caller -> callee module edges were crossed. The script onl
 points that every layout of the repository has (``server.app.create_app``, ``server.cli.main``,
 ``server.demo.ensure_demo``), so the same file measures an old checkout and a new one:
 
-    .venv/bin/python bench/trace_request.py [--repo PATH] [--list]
+    .venv/bin/python bench/trace_request.py [--repo PATH] [--list] [--edges]
 """
 
 from __future__ import annotations
