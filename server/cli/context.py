@@ -11,6 +11,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.knowledge.execution import (
     EndpointExecutor,
     ExecutionLimits,
@@ -95,10 +96,8 @@ class Context:
             max_rows=ev.query_max_rows,
             max_bytes=ev.max_response_bytes,
         )
-        remote = kb_spec.startswith(("http://", "https://"))
-        executor = open_executor(
-            None if remote else self.store, self.config.base_iri, kb_spec, limits
-        )
+        store = None if is_endpoint(kb_spec) else self.store
+        executor = open_executor(store, self.config.base_iri, kb_spec, limits)
         if isinstance(executor, EndpointExecutor):
             executor.description = public_url(kb_spec)
         return executor

@@ -17,6 +17,7 @@ from evaluators.formats.parsing.source import read_file
 from evaluators.formats.qald_json_writer import dataset_json
 from evaluators.formats.text2sparql.questions import looks_like_questions
 from evaluators.knowledge.bases import refresh_answers
+from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.model import SourceFormat
 from server.cli.context import Context
 
@@ -145,10 +146,6 @@ def _is_text2sparql(ctx: Context, path: Path, forced: str | None) -> bool:
     return looks_like_questions(head)
 
 
-def _is_kb(spec: str | None) -> bool:
-    return bool(spec) and (spec or "").startswith(("http://", "https://"))
-
-
 def run_load(ctx: Context, args: argparse.Namespace) -> int:
     """Load one file (a TEXT2SPARQL questions file with its gold answers)."""
     if args.gold_results is not None or _is_text2sparql(ctx, args.path, args.format):
@@ -181,7 +178,7 @@ def _load_text2sparql(ctx: Context, args: argparse.Namespace) -> int:
         max_bytes=ctx.config.datasets.max_file_bytes,
         name=args.name,
         title=args.title,
-        knowledge_base=args.kb if not _is_kb(args.kb) else None,
+        knowledge_base=args.kb if args.kb and not is_endpoint(args.kb) else None,
         new_version=args.new_version,
         license=args.license,
     )

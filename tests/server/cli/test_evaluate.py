@@ -470,3 +470,17 @@ def test_malformed_tsv_answers_name_the_line(
     )
     assert status == 2 and "at line 2" in err and "no tab" in err
     assert "at line 2" in json.loads(out)["error"]["message"]
+
+
+@pytest.mark.parametrize("spec", ["http://127.0.0.1:9/sparql", "HTTPS://127.0.0.1:9/sparql"])
+def test_an_endpoint_kb_never_opens_the_store(tmp_path: Path, spec: str) -> None:
+    # An endpoint needs no store: a store held by `qabench serve` must not stop the command.
+    # The scheme's case does not matter (evaluators.knowledge.endpoint.is_endpoint decides).
+    from evaluators.knowledge.execution import EndpointExecutor
+    from server.cli.context import Context
+    from server.config import load_config
+
+    with Context(load_config(None, data_dir=tmp_path / "data")) as ctx:
+        executor = ctx.executor(spec)
+        assert isinstance(executor, EndpointExecutor)
+        assert ctx._store is None
