@@ -36,7 +36,7 @@ from server.services import RUNNER_KEY, IndexSnapshots, Services
 from server.sparql import endpoint, update
 from server.sparql.workers import QueryPool
 from server.submit import routes as submit_routes
-from server.web import auth, caching, cors
+from server.web import auth, caching
 from server.web.headers import install_headers
 from server.web.limits import install_limits
 from server.web.pagination import here
@@ -205,7 +205,6 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
     )
     register_error_handlers(app)
     caching.install(app)
-    cors.install(app)
     configure(app.jinja_env, config.base_iri)
     app.jinja_env.globals["here"] = here
     for blueprint in BLUEPRINTS:

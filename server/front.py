@@ -51,10 +51,10 @@ from server.sparql.jobs import QueryJob, QueryOutcome
 from server.sparql.protocol import FORM, QUERY_BODY, ProtocolRequest, media_type, parse_fields
 from server.sparql.protocol import read_query as read_protocol_query
 from server.sparql.workers import WAIT_GRACE_SECONDS, OutcomeReader, PoolError, QueryPool
-from server.web import caching, cors
-from server.web.headers import SECURITY_HEADERS
+from server.web import caching
+from server.web.headers import GRANT, SECURITY_HEADERS, new_request_id
 from server.web.limits import Limits, client_key, limits_of, rate_refusal, slot_refusal
-from server.web.problems import Problem, new_request_id
+from server.web.problems import Problem
 from store.errors import QuerySyntaxError
 
 log = logging.getLogger(__name__)
@@ -383,7 +383,7 @@ class SparqlFront:
             ("Vary", ", ".join(vary)),
             ("ETag", quote_etag(etag)),
             ("Last-Modified", caching.http_time(query.modified)),
-            *cors.GRANT,
+            *GRANT,
             *SECURITY_HEADERS.items(),
             ("X-Request-Id", new_request_id()),
         ]

@@ -48,10 +48,9 @@ from server.linked_data.routes import alternate_links, generic_page, serve_resou
 from server.linked_data.terms import href
 from server.services import Services, Visibility, services
 from server.web import auth
-from server.web.accept import preferred
 from server.web.limits import check_rate, limits
-from server.web.negotiation import HTML
 from server.web.problems import Problem
+from server.web.representations import HTML, preferred
 from vocab.project import QAB
 
 bp = Blueprint("ask", __name__)
@@ -205,7 +204,7 @@ def _page(form: AskForm, *, r: ResultView | None = None, problem: Problem | None
 
 
 def _wants_json() -> bool:
-    return preferred([["text/html"], ["application/json"]]) == 1
+    return preferred([["text/html"], ["application/json"]], request.headers.get("Accept", "")) == 1
 
 
 ASK_PAGE: Resource[AskForm] = Resource(
@@ -330,7 +329,7 @@ def api_qa() -> Response:
     question_id = (form.get("id") or "1").strip() or "1"
     wants_bioasq = (
         request.args.get("format") == "bioasq"
-        or preferred([["application/json"], [BIOASQ_JSON]]) == 1
+        or preferred([["application/json"], [BIOASQ_JSON]], request.headers.get("Accept", "")) == 1
     )
     svc, rag = services(), rag_service()
     try:

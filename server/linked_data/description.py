@@ -25,7 +25,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import describe
 from server.services import Services, services
-from server.web.negotiation import HTML, RDF_FORMATS, Representation
+from server.web.representations import HTML, RDF_FORMATS, Representation
 from store import graphs
 from vocab import iris
 from vocab.project import QAB

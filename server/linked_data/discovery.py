@@ -24,8 +24,8 @@ from pyoxigraph import NamedNode
 from server.linked_data.description import access_root, reachable
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.services import Services
-from server.web.negotiation import Representation
 from server.web.problems import Problem
+from server.web.representations import Representation
 from store import graphs
 from vocab import iris
 from vocab.project import QAB

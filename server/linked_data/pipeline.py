@@ -36,8 +36,9 @@ from server.linked_data.serialisation import serialize_document
 from server.services import Services, Visibility, services
 from server.web import caching
 from server.web.auth import remember_tokens, request_tokens
-from server.web.negotiation import HTML, Choice, Representation, decorate, negotiate
+from server.web.negotiation import Choice, decorate, negotiate
 from server.web.problems import Problem
+from server.web.representations import HTML, Representation
 
 D = TypeVar("D")
 

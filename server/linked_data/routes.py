@@ -28,9 +28,10 @@ from server.linked_data.parts import Part, graph_part, neighbours, page_url, wit
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import describe, title_of
 from server.services import Services, Visibility, services
-from server.web.negotiation import DOCUMENT_FORMATS, HTML, Representation, split_extension
+from server.web.negotiation import split_extension
 from server.web.pagination import NOT_COPIED, page_number
 from server.web.problems import Problem
+from server.web.representations import DOCUMENT_FORMATS, HTML, Representation
 from vocab import iris
 
 bp = Blueprint("resources", __name__)

@@ -18,8 +18,9 @@ from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.serialisation import context_document
 from server.linked_data.terms import describe
 from server.services import services
-from server.web.negotiation import PAGE_FORMATS, Representation, split_extension
+from server.web.negotiation import split_extension
 from server.web.problems import Problem
+from server.web.representations import PAGE_FORMATS, Representation
 from vocab.project import QAB
 
 bp = Blueprint("vocabulary", __name__)

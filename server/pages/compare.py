@@ -47,8 +47,8 @@ from server.linked_data.terms import href, query_link
 from server.pages.experiments import cached_experiment, cached_task
 from server.pages.task_rows import question_texts
 from server.services import Services, Visibility
-from server.web.negotiation import CSV, HTML, JSON_REPORT
 from server.web.problems import Problem
+from server.web.representations import CSV, HTML, JSON_REPORT
 from store import graphs, queries
 
 bp = Blueprint("compare", __name__)

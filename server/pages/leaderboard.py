@@ -43,9 +43,9 @@ from server.pages.compare import DATA_FORMS
 from server.pages.summaries import Dataset, dataset_of, profile_name
 from server.pages.tables import column, format_value
 from server.services import Services
-from server.web.negotiation import CSV, HTML, JSON_REPORT
 from server.web.pagination import Page, page_links, page_number, paginate
 from server.web.problems import Problem
+from server.web.representations import CSV, HTML, JSON_REPORT
 from store import queries
 
 bp = Blueprint("leaderboard", __name__)

@@ -29,9 +29,10 @@ from server.listings import ExperimentEntry
 from server.pages.summaries import SORTS, experiment_row, sort_key, system_rows
 from server.services import Services, Visibility, services
 from server.web.auth import request_tokens
-from server.web.negotiation import PAGE_FORMATS, RDF_FORMATS, split_extension
+from server.web.negotiation import split_extension
 from server.web.pagination import Page, page_links, page_number, paginate, view_quads
 from server.web.problems import Problem
+from server.web.representations import PAGE_FORMATS, RDF_FORMATS
 from store import graphs, queries
 from vocab import iris
 from vocab.standard import DCTERMS, HYDRA, RDFS

@@ -19,9 +19,9 @@ from server.pages.experiments import Viewer, cached_report, cached_task, experim
 from server.pages.tasks import PastTheEnd, TaskView, filters_of, task_html
 from server.services import Services, Visibility
 from server.web import auth
-from server.web.negotiation import CSV
 from server.web.pagination import page_number
 from server.web.problems import Problem
+from server.web.representations import CSV
 from store import graphs
 from vocab import iris
 

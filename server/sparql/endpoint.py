@@ -8,7 +8,7 @@ protocol or ``FROM``) intersected with the graphs the reader may see. Evaluation
 the ``X-Result-Truncated`` header. A bare GET answers the service description, or the query page for
 browsers. Result forms are negotiated like every resource (``server.web.negotiation``); results
 carry an entity tag of the query, its dataset and form at the store generation. CORS is open on
-these read-only responses (``server.web.cors``).
+these read-only responses (``server.web.headers``).
 
 The steps between reading a request and a worker's answer (``read_query``, ``prepare``,
 ``query_job``, ``result_headers``) take no Flask request: the event-loop front
@@ -48,21 +48,13 @@ from server.sparql.workers import (
     QueryMemoryError,
     QueryTimeoutError,
 )
-from server.web import caching, cors
+from server.web import caching
 from server.web.auth import request_tokens
+from server.web.headers import grant, preflight
 from server.web.limits import check_rate, client_slot, current_client, limits, too_many
-from server.web.negotiation import (
-    GRAPH_FORMATS,
-    HTML,
-    NTRIPLES,
-    RESULT_FORMATS,
-    Choice,
-    accept_quality,
-    negotiate_accept,
-    parse_accept,
-    split_formats,
-)
+from server.web.negotiation import Choice, negotiate_accept, split_formats
 from server.web.problems import Problem
+from server.web.representations import GRAPH_FORMATS, HTML, NTRIPLES, RESULT_FORMATS, parse_accept
 from store.errors import QuerySyntaxError
 from vocab.project import QAB
 
@@ -237,7 +229,7 @@ def _choose(req: ProtocolRequest, graph: bool, formats: tuple[str, ...]) -> Choi
         return negotiate_accept(offered, req.accept or "", names)
     except Problem as problem:
         ranges = parse_accept(req.accept or "")
-        scores = [accept_quality(rep, ranges) for rep in other if rep != HTML]
+        scores = [rep.quality(ranges) for rep in other if rep != HTML]
         names_other = any(q > 0 and specificity == 2 for q, specificity in scores)
         if problem.status != 406 or not names_other:
             raise
@@ -426,11 +418,11 @@ def pool_problem(exc: PoolError, timeout: float, memory_mb: int) -> Problem:
 def endpoint() -> Response:
     """Answer a SPARQL query, the service description, or the query page."""
     if request.method == "OPTIONS":
-        return cors.preflight()
+        return preflight()
     req = protocol_request()
     found = read_query(req)
     if found.text is None:
-        return cors.grant(page.service_description_or_page())
+        return grant(page.service_description_or_page())
     svc = services()
     if HANDOVER not in request.environ:  # the front counted a request it hands over
         check_rate(limits().sparql, "SPARQL queries")
@@ -445,7 +437,7 @@ def endpoint() -> Response:
             not_modified_now=True,
         )
         response.vary.add("Accept")
-        return cors.grant(response)
+        return grant(response)
     outcome = _evaluate(svc, prepared, vis)
     if prepared.html and outcome.failure is None:
         response = page.results_page(prepared.query, outcome)
@@ -453,5 +445,5 @@ def endpoint() -> Response:
         response = _respond(outcome, svc.config.server)
         response.vary.add("Accept")
     caching.finish(response, prepared.etag, weak=prepared.html, last_modified=svc.modified)
-    # Query responses are reads whatever the method (server.web.cors also covers errors).
-    return cors.grant(response)
+    # Query responses are reads whatever the method (server.web.headers also covers errors).
+    return grant(response)

@@ -17,7 +17,7 @@ from server.linked_data.pipeline import Reader, Resource, serve
 from server.linked_data.terms import query_link
 from server.services import services
 from server.sparql.jobs import QueryOutcome
-from server.web.negotiation import HTML, RDF_FORMATS
+from server.web.representations import HTML, RDF_FORMATS
 
 EXAMPLES: tuple[tuple[str, str], ...] = (
     (

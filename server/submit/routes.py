@@ -43,8 +43,8 @@ from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experi
 from server.submit.receipts import Receipt, Receipts, new_key, scope_of
 from server.web import auth
 from server.web.auth import COOKIE, MAX_COOKIE_TOKENS, request_tokens
-from server.web.negotiation import HTML
 from server.web.problems import Problem, prefers_html, problem_from_error
+from server.web.representations import HTML
 from store import graphs
 
 bp = Blueprint("submit", __name__)

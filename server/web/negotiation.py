@@ -28,82 +28,17 @@ from dataclasses import dataclass
 
 from flask import Response, request
 
-from server.web.accept import MediaRange, media_quality
-from server.web.accept import parse_accept as parse_accept
 from server.web.problems import Problem
 from server.web.representations import (
-    CSV as CSV,
-)
-from server.web.representations import (
-    DOCUMENT_FORMATS as DOCUMENT_FORMATS,
-)
-from server.web.representations import (
-    EXTENSIONS as EXTENSIONS,
-)
-from server.web.representations import (
-    GRAPH_FORMATS as GRAPH_FORMATS,
-)
-from server.web.representations import (
-    HTML as HTML,
-)
-from server.web.representations import (
-    JSON_REPORT as JSON_REPORT,
-)
-from server.web.representations import (
-    JSONLD as JSONLD,
-)
-from server.web.representations import (
-    KNOWN as KNOWN,
-)
-from server.web.representations import (
-    NQUADS as NQUADS,
-)
-from server.web.representations import (
-    NTRIPLES as NTRIPLES,
-)
-from server.web.representations import (
-    PAGE_FORMATS as PAGE_FORMATS,
-)
-from server.web.representations import (
-    QUAD_FORMATS as QUAD_FORMATS,
-)
-from server.web.representations import (
-    RDF_FORMATS as RDF_FORMATS,
-)
-from server.web.representations import (
-    RDFXML as RDFXML,
-)
-from server.web.representations import (
-    RESULT_FORMATS as RESULT_FORMATS,
-)
-from server.web.representations import (
-    RESULTS_JSON as RESULTS_JSON,
-)
-from server.web.representations import (
-    RESULTS_XML as RESULTS_XML,
-)
-from server.web.representations import (
-    TRIG as TRIG,
-)
-from server.web.representations import (
-    TSV as TSV,
-)
-from server.web.representations import (
-    TURTLE as TURTLE,
-)
-from server.web.representations import (
-    Representation as Representation,
+    EXTENSIONS,
+    HTML,
+    JSONLD,
+    KNOWN,
+    QUAD_FORMATS,
+    Representation,
+    parse_accept,
 )
 from vocab.project import QAB
-
-
-def accept_quality(rep: Representation, ranges: Sequence[MediaRange]) -> tuple[float, int]:
-    """Return ``(q, specificity)`` of ``rep`` under ``ranges``; ``(0, -1)`` if nothing matches.
-
-    The most specific range matching any of the form's media types decides (the highest ``q``
-    among equally specific ones): ``text/turtle;q=0, */*`` refuses Turtle, whatever its aliases.
-    """
-    return media_quality(rep.media_types, ranges)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +146,7 @@ def negotiate_accept(
     ranges = parse_accept(header)
     if not ranges:
         return Choice(by_format, "format") if by_format else Choice(offered[0], "default")
-    scored = [(accept_quality(rep, ranges), -i, rep) for i, rep in enumerate(offered)]
+    scored = [(rep.quality(ranges), -i, rep) for i, rep in enumerate(offered)]
     (q, specificity), _, best = max(scored, key=lambda s: (s[0], s[1]))
     if by_format is not None and (specificity < 2 or best == HTML or q <= 0):
         return Choice(by_format, "format")

@@ -9,13 +9,11 @@ traceback and a request id, and answered 500 without internals (the one catch-al
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
-import secrets
 from dataclasses import dataclass, field
 
-from flask import Flask, Response, g, render_template, request
+from flask import Flask, Response, render_template, request
 from pyoxigraph import NamedNode
 from werkzeug.exceptions import HTTPException
 
@@ -28,7 +26,8 @@ from evaluators.errors import (
     UnknownDatasetError,
     UnknownSubExperimentError,
 )
-from server.web.accept import preferred
+from server.web.headers import request_id
+from server.web.representations import preferred
 from store.errors import (
     QuerySyntaxError,
     RdfSyntaxError,
@@ -91,39 +90,16 @@ class Problem(Exception):
             self.title = default_title
 
 
-# Request ids: a random prefix per process and a counter (16 hex digits; unique across restarts
-# and workers without a random draw per request, which cost 5 % of a trivial SPARQL request).
-_ID_PREFIX = secrets.token_hex(4)
-_ID_COUNTER = itertools.count()
-
-
-def new_request_id() -> str:
-    """Return a fresh request id.
-
-    >>> len(new_request_id()), new_request_id() != new_request_id()
-    (16, True)
-    """
-    return f"{_ID_PREFIX}{next(_ID_COUNTER) & 0xFFFFFFFF:08x}"
-
-
-def request_id() -> str:
-    """Return the id of the current request (also sent as ``X-Request-Id``)."""
-    rid = g.get("request_id")
-    if rid is None:
-        rid = new_request_id()
-        g.request_id = rid
-    return str(rid)
-
-
 def prefers_html() -> bool:
     """Return whether the client prefers an HTML page to a (problem) JSON document.
 
-    Read with the one Accept parser (``server.web.accept``): JSON wins ties, and no header at
-    all means a script.
+    Read with the one Accept parser (``server.web.representations``): JSON wins ties, and no
+    header at all means a script.
     """
     if not request.headers.get("Accept", "").strip():
         return False
-    return preferred([[PROBLEM_JSON, "application/json"], ["text/html"]]) == 1
+    accept = request.headers.get("Accept", "")
+    return preferred([[PROBLEM_JSON, "application/json"], ["text/html"]], accept) == 1
 
 
 def render_problem(problem: Problem) -> Response:
@@ -225,15 +201,6 @@ def _http_problem(exc: HTTPException) -> Problem:
 
 def register_error_handlers(app: Flask) -> None:
     """Answer every error raised in ``app`` with a problem."""
-
-    @app.before_request
-    def _assign_request_id() -> None:
-        g.request_id = new_request_id()
-
-    @app.after_request
-    def _send_request_id(response: Response) -> Response:
-        response.headers["X-Request-Id"] = request_id()
-        return response
 
     @app.errorhandler(Problem)
     def _problem(exc: Problem) -> Response:

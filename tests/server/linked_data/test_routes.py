@@ -10,7 +10,7 @@ from pyoxigraph import NamedNode
 
 from server.linked_data.routes import serve_resource
 from server.services import Services, Visibility
-from server.web.negotiation import CSV
+from server.web.representations import CSV
 
 TASK = "202401010001/1"
 

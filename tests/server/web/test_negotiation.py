@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pyoxigraph import DefaultGraph, RdfFormat, parse
 from rdflib import Graph
 
-from server.web.negotiation import parse_accept
+from server.web.representations import parse_accept
 from tests.plugins.server import public_write
 
 EXPERIMENT = "/experiment/202401010001"
