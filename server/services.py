@@ -121,10 +121,11 @@ class Services:
         default_factory=lambda: [time.time()], compare=False, hash=False
     )
 
-    @property
-    def base(self) -> str:
-        """Return the base IRI (no trailing slash)."""
-        return self.config.base_iri
+    # The base IRI without a trailing slash: read on every request, fixed with the config.
+    base: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base", self.config.base_iri)
 
     @property
     def generation(self) -> int:
