@@ -4,7 +4,8 @@ Traces every Python call made while serving one HTML experiment page (cold: the 
 after the experiment was written, so nothing is cached; warm: the same request again) and while
 running ``qabench evaluate`` on the example data. It prints, per case, how many distinct
 modules of ``server``, ``evaluators``, ``rag``, ``store`` and ``vocab`` had a function called,
-and how many distinct caller -> callee module edges were crossed. The script only uses entry
+how many distinct caller -> callee module edges were crossed, how many calls crossed a module
+boundary in all, and the deepest chain of modules on the call stack. The script only uses entry
 points that every layout of the repository has (``server.app.create_app``, ``server.cli.main``,
 ``server.demo.ensure_demo``), so the same file measures an old checkout and a new one:
 
@@ -42,6 +43,8 @@ class Tracer:
         self.root = str(root)
         self.modules: set[str] = set()
         self.edges: set[tuple[str, str]] = set()
+        self.crossings = 0
+        self.depth = 0
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call":
@@ -50,14 +53,20 @@ class Tracer:
         if callee is None:
             return
         self.modules.add(callee)
+        chain = [callee]
+        nearest = True
         back = frame.f_back
         while back is not None:
             caller = _module_of(back, self.root)
             if caller is not None:
-                if caller != callee:
+                if nearest and caller != callee:
                     self.edges.add((caller, callee))
-                break
+                    self.crossings += 1
+                nearest = False
+                if caller != chain[-1]:
+                    chain.append(caller)
             back = back.f_back
+        self.depth = max(self.depth, len(chain))
 
     def __enter__(self) -> Tracer:
         sys.setprofile(self)
@@ -134,7 +143,10 @@ def main() -> int:
         results.append(("qabench evaluate (example data)", tracer))
 
     for label, tracer in results:
-        print(f"{label}: {len(tracer.modules)} modules, {len(tracer.edges)} module edges")
+        print(
+            f"{label}: {len(tracer.modules)} modules, {len(tracer.edges)} module edges, "
+            f"{tracer.crossings} calls across modules, chains {tracer.depth} modules deep"
+        )
         if args.list:
             for name in sorted(tracer.modules):
                 print(f"    {name}")
