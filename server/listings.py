@@ -23,7 +23,6 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode, QuerySolutions
 
@@ -31,6 +30,7 @@ from evaluators.results import MEASURES
 from store import graphs, queries
 from store.changes import Change, ChangeJournal
 from store.protocol import RdfStore
+from vocab import iris
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ class _Builder:
             if task.system is not None:
                 counts[task.system] = counts.get(task.system, 0) + 1
         return ExperimentEntry(
-            id=unquote(self.iri.rsplit("/", 1)[-1]),
+            id=iris.experiment_id_of(self.iri),
             iri=self.iri,
             graph=self.graph,
             tasks=len(self.tasks),
@@ -171,8 +171,8 @@ class _Builder:
 
 def _task_order(task: str) -> tuple[int, str]:
     """Tasks in number order (``…/task/<id>/<n>``), then by IRI."""
-    last = task.rsplit("/", 1)[-1]
-    return (int(last), task) if last.isdigit() else (1 << 30, task)
+    number = iris.task_number_of(task)
+    return (1 << 30 if number is None else number, task)
 
 
 def _scores(rows: QuerySolutions) -> dict[str, tuple[TaskScores, ...]]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode
 
@@ -45,10 +44,6 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def _experiment_id(iri: NamedNode) -> str:
-    return unquote(iri.value.rstrip("/").rsplit("/", 1)[-1])
-
-
 def _is_false(term: object) -> bool:
     return isinstance(term, Literal) and term.value.strip().lower() in ("false", "0")
 
@@ -64,7 +59,7 @@ def _admin_entry(store: RdfStore, base: str, experiment: NamedNode) -> PrivateEx
         for q in store.quads(experiment, QAB.accessTokenHash, None, admin)
         if isinstance(q.object, Literal)
     )
-    eid = _experiment_id(experiment)
+    eid = iris.experiment_id_of(experiment.value)
     return PrivateExperiment(eid, graphs.experiment_graph(base, eid), hashes)
 
 
@@ -84,7 +79,7 @@ def private_experiments(store: RdfStore, base: str) -> list[PrivateExperiment]:
         experiment = row["experiment"]
         if not isinstance(experiment, NamedNode) or not _is_false(row.get("published")):
             continue
-        found = hashes.setdefault(_experiment_id(experiment), set())
+        found = hashes.setdefault(iris.experiment_id_of(experiment.value), set())
         token = row.get("hash")
         if isinstance(token, Literal):
             found.add(token.value.strip().lower())
@@ -223,7 +218,7 @@ class VisibilityIndex:
                 else:
                     self._graphs.add(graph.value)
         for experiment in experiments:
-            eid = _experiment_id(experiment)
+            eid = iris.experiment_id_of(experiment.value)
             key = graphs.experiment_graph(self._base, eid).value
             entry = _admin_entry(self._store, self._base, experiment)
             if entry != self._private.get(key):
@@ -242,7 +237,10 @@ class VisibilityIndex:
                     self._catalogued.add(graph.value)
         if changed:
             # Only the graphs named above can have changed side: re-decide those alone.
-            owned = (graphs.experiment_graph(self._base, _experiment_id(e)) for e in experiments)
+            owned = (
+                graphs.experiment_graph(self._base, iris.experiment_id_of(e.value))
+                for e in experiments
+            )
             for name in {g.value for g in (*touched, *named, *owned)}:
                 if self.is_public(name):
                     self._public_now.add(name)

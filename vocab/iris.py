@@ -109,6 +109,57 @@ def page_iri(base: str, *parts: str) -> NamedNode:
     return _join(base, *parts)
 
 
+def _last(iri: str) -> str:
+    return unquote(iri.rstrip("/").rsplit("/", 1)[-1])
+
+
+def experiment_id_of(iri: str) -> str:
+    """Return the id an experiment's IRI (or its graph's IRI) ends with; the inverse of
+    ``experiment_iri`` for IRIs read back from the store, whatever their base.
+
+    >>> experiment_id_of("http://x.test/experiment/202401010001")
+    '202401010001'
+    >>> experiment_id_of("http://x.test/graph/experiment/202401010001")
+    '202401010001'
+    """
+    return _last(iri)
+
+
+def task_number_of(iri: str) -> int | None:
+    """Return the number of a task IRI (``…/task/{experiment}/{n}``); None for anything else.
+
+    >>> task_number_of("http://x.test/task/202401010001/3")
+    3
+    >>> task_number_of("http://x.test/task/202401010001/3/question/7") is None
+    True
+    """
+    head, _, number = iri.rpartition("/")
+    if not number.isdigit() or "/task/" not in head or head.rpartition("/task/")[2].count("/"):
+        return None
+    return int(number)
+
+
+def question_id_of(iri: str) -> str:
+    """Return the id a question's IRI ends with (``…/question/{id}``); the inverse of
+    ``question_iri`` for IRIs read back from the store.
+
+    >>> question_id_of("http://x.test/dataset/d/v1/question/a%20b")
+    'a b'
+    """
+    return _last(iri)
+
+
+def version_of(iri: str) -> tuple[str, int]:
+    """Return ``(name, number)`` of a dataset version IRI (``…/dataset/{name}/v{n}``); the
+    number is 0 when the IRI ends with no version.
+
+    >>> version_of("http://x.test/dataset/qald-9%20test/v2")
+    ('qald-9 test', 2)
+    """
+    head, _, tail = iri.rstrip("/").rpartition("/v")
+    return _last(head), int(tail) if tail.isdigit() else 0
+
+
 @dataclass(frozen=True, slots=True)
 class Ref:
     """What an IRI of the URL layout names: its kind and its decoded path segments.

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode
 
@@ -90,11 +89,6 @@ def _true(term: object) -> bool:
     return isinstance(term, Literal) and term.value.strip().lower() in ("true", "1")
 
 
-def experiment_id_of(iri: NamedNode) -> str:
-    """Return the id at the end of an experiment IRI."""
-    return unquote(iri.value.rstrip("/").rsplit("/", 1)[-1])
-
-
 def list_experiments(store: RdfStore, base: str) -> list[ExperimentOverview]:
     """Return every experiment (private ones too; the caller decides what to show), by id."""
     rows = store.select(queries.load("experiment_list"), admin=graphs.admin_graph(base))
@@ -103,7 +97,7 @@ def list_experiments(store: RdfStore, base: str) -> list[ExperimentOverview]:
         node = row["experiment"]
         if not isinstance(node, NamedNode):
             continue
-        eid = experiment_id_of(node)
+        eid = iris.experiment_id_of(node.value)
         found[eid] = ExperimentOverview(
             eid, node.value, _true(row.get("published")), _text(row, "runner")
         )
@@ -125,7 +119,7 @@ def overview(store: RdfStore, base: str, experiment_id: str) -> ExperimentOvervi
 
 
 def _plan(row: Mapping[str, Any]) -> TaskPlan:
-    name, number = _version_from_iri(row["version"].value)
+    name, number = iris.version_of(row["version"].value)
     return TaskPlan(
         number=int(row["number"].value),
         system=row["name"].value,
@@ -135,11 +129,6 @@ def _plan(row: Mapping[str, Any]) -> TaskPlan:
         language=row["language"].value,
         profile=_PROFILE_BY_TERM.get(_text(row, "profile") or "", _text(row, "profile") or ""),
     )
-
-
-def _version_from_iri(iri: str) -> tuple[str, int]:
-    head, _, tail = iri.rstrip("/").rpartition("/v")
-    return unquote(head.rsplit("/", 1)[-1]), int(tail) if tail.isdigit() else 0
 
 
 def _task_rows(

@@ -19,7 +19,7 @@ from pathlib import Path
 from pyoxigraph import Literal, Quad
 
 from evaluators.experiments import model, rdf
-from evaluators.experiments.read import experiment_id_of, list_experiments
+from evaluators.experiments.read import list_experiments
 from store import graphs, queries
 from store.protocol import RdfStore
 from vocab import iris
@@ -112,11 +112,13 @@ def recover_interrupted(
     touched: set[str] = set()
     for row in rows:
         experiment = row["experiment"]
-        eid = experiment_id_of(experiment)  # type: ignore[arg-type]
+        eid = iris.experiment_id_of(experiment.value)
         runner = runners.get(eid)
         if eid in live or (runner and runner != me and is_process_alive(runner)):
             continue
-        number = int(row["task"].value.rsplit("/", 1)[-1])
+        number = iris.task_number_of(row["task"].value)
+        if number is None:
+            continue
         old = task_state_quads(store, base, eid, number)
         state = model.TaskState(
             model.TaskStatus.INTERRUPTED,

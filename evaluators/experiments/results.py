@@ -74,9 +74,9 @@ def aggregate_results(
     found: dict[int, dict[str, list[MeasureValue]]] = defaultdict(lambda: defaultdict(list))
     for row in result:
         measure = _MEASURE_BY_TERM.get(row["measure"].value)
-        if measure is None:
+        number = iris.task_number_of(row["task"].value)
+        if measure is None or number is None:
             continue
-        number = int(row["task"].value.rsplit("/", 1)[-1])
         values = found[number][type_name(row["type"])]
         value, reason = row["value"], row["reason"]
         if isinstance(value, Literal):
@@ -98,7 +98,7 @@ def question_id(question: NamedNode) -> str:
     >>> question_id(NamedNode("http://x.test/dataset/d/v1/question/a%20b"))
     'a b'
     """
-    return unquote(question.value.rsplit("/", 1)[-1])
+    return iris.question_id_of(question.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +178,7 @@ def question_measure(
         result = quad.object
         if not isinstance(result, NamedNode) or not result.value.endswith(kind):
             continue
-        qid = unquote(result.value[: -len(kind)].rsplit("/", 1)[-1])
+        qid = iris.question_id_of(result.value[: -len(kind)])
         found[qid] = None
         for measure in measures:
             obs = NamedNode(f"{result.value}/obs/{iris.segment(measure)}")

@@ -144,7 +144,7 @@ def _tasks(svc: Source, experiment: NamedNode, graph: NamedNode) -> list[NamedNo
         for q in svc.store.quads(experiment, QAB.task, None, graph)
         if isinstance(q.object, NamedNode)
     ]
-    return sorted(found, key=lambda t: question_order(t.value.rsplit("/", 1)[-1]))
+    return sorted(found, key=lambda t: (iris.task_number_of(t.value) or 0, t.value))
 
 
 def experiment_part(svc: Source, iri: NamedNode, graph: NamedNode, page: int) -> Part:

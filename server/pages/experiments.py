@@ -47,6 +47,7 @@ from server.pages.tables import (
     text2sparql_rows,
 )
 from server.rendering import render
+from vocab import iris
 
 # Seconds between reloads of a page whose tasks are still queued or running.
 REFRESH_SECONDS = 3
@@ -148,7 +149,7 @@ def _split(rows: list[TaskRows]) -> tuple[list[TaskRows], list[TaskRows]]:
 def experiment_html(source: Source, iri: NamedNode, graph: NamedNode, viewer: Viewer) -> str:
     """Render the page of the experiment ``iri`` (its quads in ``graph``) for ``viewer``;
     callers check first that the reader may see it."""
-    experiment_id = iri.value.rsplit("/", 1)[-1]
+    experiment_id = iris.experiment_id_of(iri.value)
     report = cached_report(source, experiment_id)
     read, tables = report.read, cached_tables(source, experiment_id)
     notes = Footnotes()

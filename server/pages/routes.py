@@ -60,7 +60,7 @@ def experiment_csv(svc: Services, iri: NamedNode, vis: Visibility) -> bytes:
     graph = graphs.experiment_graph_of(svc.base, iri.value)
     if graph is None or not vis.can_see(graph):
         raise Problem(404, f"There is no experiment {iri.value} (or it is not published).")
-    report = cached_report(svc, iri.value.rsplit("/", 1)[-1])
+    report = cached_report(svc, iris.experiment_id_of(iri.value))
     return to_csv(results_table(report.read.tasks, report.sanity)).encode("utf-8")
 
 

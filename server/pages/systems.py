@@ -34,6 +34,7 @@ from server.services import Services, Visibility
 from server.web.pagination import page_number, paginate
 from server.web.problems import Problem
 from store import queries
+from vocab import iris
 from vocab.project import QAB
 from vocab.standard import DCTERMS, RDF, RDFS
 
@@ -80,6 +81,7 @@ def _system_task(
 ) -> SystemTask:
     profile = PROFILE_NAMES.get(task.profile or "", (task.profile or DASH).rsplit("/", 1)[-1])
     first = headline(profile, QA)[0] if profile in PROFILE_NAMES.values() else None
+    number = iris.task_number_of(task.task)
 
     def value(measure: str) -> Cell:
         found = scores.value(MEASURES[measure].term.value) if scores is not None else None
@@ -89,7 +91,7 @@ def _system_task(
 
     return SystemTask(
         iri=task.task,
-        number=task.task.rsplit("/", 1)[-1],
+        number=DASH if number is None else str(number),
         experiment=entry.id,
         dataset=dataset_of(base, task.version) if task.version else None,
         language=task.language or DASH,

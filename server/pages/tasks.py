@@ -51,6 +51,7 @@ from server.pages.task_rows import (
 )
 from server.rendering import render
 from store import graphs
+from vocab import iris
 
 # The query parameters that mean "only the questions not fully right".
 _YES = ("1", "on", "true", "yes")
@@ -131,7 +132,7 @@ def task_html(
     Raises:
         PastTheEnd: the page of questions lies past the last.
     """
-    experiment_id = graph.value.rsplit("/", 1)[-1]
+    experiment_id = iris.experiment_id_of(graph.value)
     types = [r.experiment_type for r in task.results]
     version = graphs.dataset_graph(source.base, task.plan.dataset, task.plan.version)
     version_graph = version if view.can_see(version) else None
