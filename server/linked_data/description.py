@@ -322,6 +322,7 @@ def render_description(
     focus: NamedNode,
     offered: Sequence[Representation] = VOID_FORMATS,
     page: Callable[[], str] | None = None,
+    public: bool = False,
 ) -> Response:
     """Answer a request for the DCAT catalog and VoID description at ``stem`` in any form.
 
@@ -332,6 +333,8 @@ def render_description(
         focus: the resource described first in the HTML table.
         offered: the forms, in preference order.
         page: renders the HTML form instead of the table of triples (the home page).
+        public: the same for every reader, whatever tokens they present (the description of
+            the public data; the home page counts what the reader's tokens opened).
     """
 
     def _html(reader: Reader, _data: None) -> str:
@@ -352,6 +355,7 @@ def render_description(
         quads=lambda reader, _data: void_description(reader.svc),
         # Access URLs are those the request reached.
         variant=lambda reader: access_root(reader.base),
+        public=public,
     )
     return serve(resource, stem, ext)
 
@@ -361,4 +365,6 @@ def render_description(
 def void(ext: str | None = None) -> Response:
     """The VoID and DCAT description of the public data."""
     base = services().base
-    return render_description("/.well-known/void", "VoID description", ext, void_iri(base))
+    return render_description(
+        "/.well-known/void", "VoID description", ext, void_iri(base), public=True
+    )

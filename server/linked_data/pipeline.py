@@ -93,7 +93,8 @@ class Resource(Generic[D]):
             then advertised with ``Link: rel="alternate"`` and ``Content-Location``.
         session: the HTML carries the session's CSRF token: never shared, never stored.
         max_age: seconds a public response may be used without revalidation (0: revalidate).
-        public: shows public content whatever tokens the reader presents (a leaderboard).
+        public: the same for every reader, whatever tokens they present (the leaderboard, VoID,
+            the vocabulary): never rendered per reader, never marked private.
         variant: a further part of the cache key (what else the body depends on).
     """
 
@@ -216,7 +217,7 @@ def _headers(
     response.headers["Cache-Control"] = _cache_control(resource, reader)
     if reader.opened:
         response.vary.update(("Authorization", "Cookie"))
-    remember_tokens(response, reader.opened)
+        remember_tokens(response)
     decorate(response, reader.stem, resource.formats if resource.documents else (), reader.choice)
     if links:
         existing = response.headers.get("Link")

@@ -63,6 +63,7 @@ def _respond(quads: list[Quad], stem: str, extension: str | None, focus: NamedNo
         html=_html,
         quads=lambda _reader, found: found,
         max_age=3600,
+        public=True,
     )
     return serve(resource, stem, extension)
 
@@ -102,5 +103,6 @@ def context() -> Response:
         extra=((CONTEXT, lambda _reader, _data: json.dumps(context_document(), indent=1)),),
         documents=False,
         max_age=86400,
+        public=True,
     )
     return serve(resource, "/context.jsonld")

@@ -76,6 +76,7 @@ ENDPOINT: Resource[None] = Resource(
     quads=lambda reader, _data: service_description(reader.svc, request.base_url),
     documents=False,
     variant=lambda _reader: request.base_url,
+    public=True,
 )
 
 

@@ -79,10 +79,11 @@ def request_tokens() -> list[str]:
     return found[: MAX_COOKIE_TOKENS * 2]
 
 
-def remember_tokens(response: Response, opened_something: bool) -> Response:
-    """Keep ``?token=`` values in an HttpOnly cookie when they opened a private experiment."""
+def remember_tokens(response: Response) -> Response:
+    """Keep ``?token=`` values in an HttpOnly cookie (call it when they opened a private
+    experiment)."""
     fresh = [t for t in request.args.getlist("token") if t]
-    if not fresh or not opened_something:
+    if not fresh:
         return response
     kept = fresh + [t for t in request.cookies.get(COOKIE, "").split() if t not in fresh]
     response.set_cookie(

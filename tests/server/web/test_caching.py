@@ -213,3 +213,30 @@ def test_token_opened_responses_are_private_and_vary_on_what_opened_them(
 
 def test_private_read_cases_are_all_there() -> None:
     assert len(PRIVATE_READS) * 3 == 12
+
+
+# What reads no token: the same body for every reader, shared even with token holders.
+SHARED_READS = ["/.well-known/void", "/vocab", "/vocab/Experiment", "/context.jsonld", "/sparql"]
+
+
+@pytest.mark.parametrize("path", SHARED_READS)
+@pytest.mark.parametrize("how", ["bearer", "query", "cookie"])
+def test_a_token_holder_shares_what_reads_no_token(client: Any, path: str, how: str) -> None:
+    anonymous = client.application.test_client().get(path)
+    assert anonymous.status_code == 200
+    headers, url = {}, path
+    if how == "bearer":
+        headers["Authorization"] = f"Bearer {OWNER_TOKEN}"
+    elif how == "query":
+        url += f"?token={OWNER_TOKEN}"
+    else:
+        client.set_cookie("qabench_tokens", OWNER_TOKEN, domain="localhost")
+    opened = client.get(url, headers=headers)
+    assert opened.status_code == 200
+    assert "private" not in opened.headers["Cache-Control"]
+    assert not {"Authorization", "Cookie"} & set(opened.vary)
+    assert "qabench_tokens" not in opened.headers.get("Set-Cookie", "")
+    if how != "query":
+        # the anonymous reader's body and validator: the token changed nothing here
+        assert opened.get_data() == anonymous.get_data()
+        assert opened.headers["ETag"] == anonymous.headers["ETag"]
