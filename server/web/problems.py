@@ -196,7 +196,9 @@ def _http_problem(exc: HTTPException) -> Problem:
     detail = exc.description or exc.name
     if status == 404:
         detail = f"Nothing is published at {request.path}."
-    return Problem(status, detail, title=exc.name, extensions=extensions, headers=headers)
+    # Our own title where we have one, so one status reads the same from every route.
+    title = _BY_STATUS[status][1] if status in _BY_STATUS else exc.name
+    return Problem(status, detail, title=title, extensions=extensions, headers=headers)
 
 
 def register_error_handlers(app: Flask) -> None:

@@ -121,3 +121,12 @@ def test_domain_errors_map_to_statuses(error: Exception, status: int | None) -> 
 def test_problem_defaults_by_status() -> None:
     problem = Problem(409, "already running")
     assert problem.type is not None and problem.type.value == QAB + "Conflict"
+
+
+def test_one_status_has_one_title_whichever_route_answers(client: Any) -> None:
+    # an unknown path (Werkzeug's 404) and an unknown experiment (ours) read the same
+    routed = client.get("/no/such/page").get_json()
+    ours = client.get("/experiment/209901010001", headers={"Accept": "application/json"})
+    assert ours.status_code == 404
+    assert routed["title"] == ours.get_json()["title"] == "Not found"
+    assert client.delete("/sparql").get_json()["title"] == "Method not allowed"
