@@ -178,6 +178,18 @@ def test_public_bodies_outlive_private_writes(
     assert len(made) == 7
 
 
+def _with_token(client: Any, path: str, how: str, headers: dict[str, str]) -> Any:
+    """GET ``path`` presenting the owner's token ``how``: bearer, query or cookie."""
+    url = path
+    if how == "bearer":
+        headers = {**headers, "Authorization": f"Bearer {OWNER_TOKEN}"}
+    elif how == "query":
+        url += f"?token={OWNER_TOKEN}"
+    else:
+        client.set_cookie("qabench_tokens", OWNER_TOKEN, domain="localhost")
+    return client.get(url, headers=headers)
+
+
 PRIVATE_READS = [
     f"/experiment/{PRIVATE_EXPERIMENT}",
     f"/experiment/{PRIVATE_EXPERIMENT}.ttl",
@@ -191,15 +203,7 @@ PRIVATE_READS = [
 def test_token_opened_responses_are_private_and_vary_on_what_opened_them(
     client: Any, path: str, how: str
 ) -> None:
-    headers = {"Accept": "text/html"}
-    url = path
-    if how == "bearer":
-        headers["Authorization"] = f"Bearer {OWNER_TOKEN}"
-    elif how == "query":
-        url += f"?token={OWNER_TOKEN}"
-    else:
-        client.set_cookie("qabench_tokens", OWNER_TOKEN, domain="localhost")
-    opened = client.get(url, headers=headers)
+    opened = _with_token(client, path, how, {"Accept": "text/html"})
     assert opened.status_code == 200
     assert opened.headers["Cache-Control"] == "private, no-store"
     assert {"Authorization", "Cookie"} <= set(opened.vary)
@@ -224,14 +228,7 @@ SHARED_READS = ["/.well-known/void", "/vocab", "/vocab/Experiment", "/context.js
 def test_a_token_holder_shares_what_reads_no_token(client: Any, path: str, how: str) -> None:
     anonymous = client.application.test_client().get(path)
     assert anonymous.status_code == 200
-    headers, url = {}, path
-    if how == "bearer":
-        headers["Authorization"] = f"Bearer {OWNER_TOKEN}"
-    elif how == "query":
-        url += f"?token={OWNER_TOKEN}"
-    else:
-        client.set_cookie("qabench_tokens", OWNER_TOKEN, domain="localhost")
-    opened = client.get(url, headers=headers)
+    opened = _with_token(client, path, how, {})
     assert opened.status_code == 200
     assert "private" not in opened.headers["Cache-Control"]
     assert not {"Authorization", "Cookie"} & set(opened.vary)
