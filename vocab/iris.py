@@ -134,7 +134,8 @@ def task_number_of(iri: str) -> int | None:
     True
     """
     head, _, number = iri.rpartition("/")
-    if not number.isdigit() or "/task/" not in head or head.rpartition("/task/")[2].count("/"):
+    _, found, experiment = head.rpartition("/task/")
+    if not number.isdigit() or not found or "/" in experiment:
         return None
     return int(number)
 

@@ -150,7 +150,8 @@ def new_request_id() -> str:
 
 
 def request_id() -> str:
-    """Return the id of the current request (also sent as ``X-Request-Id``)."""
+    """Return the id of the current request (also sent as ``X-Request-Id``), drawn when first
+    asked for."""
     rid = g.get("request_id")
     if rid is None:
         rid = new_request_id()
@@ -182,10 +183,6 @@ class TlsSessionInterface(SecureCookieSessionInterface):
         return bool(request.is_secure)
 
 
-def _assign_request_id() -> None:
-    g.request_id = new_request_id()
-
-
 def _every_response(response: Response) -> Response:
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
@@ -204,6 +201,5 @@ def install_headers(app: Flask, trusted_proxy: str) -> None:
     if trusted_proxy:
         app.wsgi_app = TrustedProxy(app.wsgi_app, trusted_proxy)  # type: ignore[method-assign]
     app.session_interface = TlsSessionInterface()
-    app.before_request(_assign_request_id)
     app.before_request(_preflight_or_none)
     app.after_request(_every_response)
