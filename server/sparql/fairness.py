@@ -20,7 +20,15 @@ have run so far. Then:
   request object). A request that finds its queue full takes the place of the waiting request of the
   heaviest client if that client is heavy and its own is lighter (that one is refused);
   otherwise it is refused (``QueueFull``, 503 with ``Retry-After``). A request that waits
-  longer than its timeout is refused (``Busy``, 503).
+  longer than its timeout is refused (``Busy``, 503);
+- **newcomers are weighed by what newcomers cost**: a client with no usage on record is not
+  weighed as one that used nothing (else a crowd of fresh addresses, each sending one heavy
+  query, would be lighter than every client that ever ran a query and take the workers in
+  turn), but by the recent first queries of newcomers: their decayed worker time (running
+  ones included) over their decayed number plus one. A crowd of heavy newcomers is thus
+  heavy from its first queries on: it waits behind clients known to be light and leaves them
+  the last idle worker; when newcomers have been light, or none came for a few half-lives, a
+  newcomer weighs next to nothing. The budget is each client's own.
 
 Steady state: a client that keeps a worker busy ``r`` of the time settles at a usage of about
 ``r * HALF_LIFE_SECONDS / ln 2`` (about 87 ``r``), so the default budget of 30 worker-seconds
@@ -45,6 +53,19 @@ HALF_LIFE_SECONDS = 60.0
 MAX_CLIENTS = 10_000
 # A heavy client may take the last idle worker when nobody else used one for this long.
 QUIET_SECONDS = 10.0
+
+
+@dataclass(slots=True)
+class _Newcomers:
+    """The first queries of clients new to the queue: worker time and number, both decayed."""
+
+    seconds: float = 0.0
+    count: float = 0.0
+    at: float = 0.0
+
+    def decay(self, now: float) -> None:
+        factor = 0.5 ** ((now - self.at) / HALF_LIFE_SECONDS) if self.at else 0.0
+        self.seconds, self.count, self.at = self.seconds * factor, self.count * factor, now
 
 
 class Refused(Exception):
@@ -126,22 +147,44 @@ class FairQueue(Generic[W]):
         self._queue: list[Ticket[W]] = []
         self._used: OrderedDict[str, tuple[float, float]] = OrderedDict()
         self._running: dict[str, list[float]] = {}
+        self._newcomers = _Newcomers()
 
     # ------------------------------------------------------------------ usage
     def _decayed(self, client: str, now: float) -> float:
         value, at = self._used.get(client, (0.0, now))
         return float(value * 0.5 ** ((now - at) / HALF_LIFE_SECONDS))
 
-    def _usage(self, client: str, now: float) -> float:
+    def _own_usage(self, client: str, now: float) -> float:
         running = sum(now - start for start in self._running.get(client, ()))
         return self._decayed(client, now) + running
 
+    def _usage(self, client: str, now: float) -> float:
+        """Return the usage ``client`` is weighed by: its own, and for a client with none on
+        record at least what newcomers' first queries cost of late (running ones included)."""
+        own = self._own_usage(client, now)
+        if client in self._used:
+            return own
+        new = self._newcomers
+        new.decay(now)
+        seconds, count = new.seconds, new.count
+        for other, starts in self._running.items():
+            if other not in self._used:
+                seconds += sum(now - start for start in starts)
+                count += len(starts)
+        return max(own, seconds / (count + 1))
+
     def usage(self, client: str) -> float:
-        """Return the worker-seconds ``client`` used recently (decayed, running included)."""
+        """Return the worker-seconds ``client`` is weighed by (decayed, running included; for
+        a client with none on record, what newcomers cost of late)."""
         with self._lock:
             return self._usage(client, self._clock())
 
     def _charge(self, client: str, seconds: float, now: float) -> None:
+        if client not in self._used:
+            new = self._newcomers
+            new.decay(now)
+            new.seconds += seconds
+            new.count += 1
         self._used[client] = (self._decayed(client, now) + seconds, now)
         self._used.move_to_end(client)
         while len(self._used) > MAX_CLIENTS:
@@ -231,10 +274,11 @@ class FairQueue(Generic[W]):
         with self._lock:
             now = self._clock()
             used = self._usage(client, now)
-            if budgeted and self.budget and used >= self.budget:
-                wait = HALF_LIFE_SECONDS * math.log2(used / self.budget) + 1
+            own = self._own_usage(client, now)
+            if budgeted and self.budget and own >= self.budget:
+                wait = HALF_LIFE_SECONDS * math.log2(own / self.budget) + 1
                 raise OverBudget(
-                    f"This client used {used:.0f} s of query worker time recently, its share is "
+                    f"This client used {own:.0f} s of query worker time recently, its share is "
                     f"{self.budget:g} s",
                     max(1, math.ceil(wait)),
                 )

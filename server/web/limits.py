@@ -37,13 +37,23 @@ _EXTENSION = "limits"
 def client_key(address: str | None) -> str:
     """Return the client a request address counts as (IPv6: its /64 network).
 
+    A forwarded address may carry a port (``[2001:db8::1]:443``, ``10.0.0.1:80``, as
+    waitress leaves ``X-Forwarded-For`` entries): the port is no part of the client.
+
     >>> client_key("2001:db8::1") == client_key("2001:db8::ffff"), client_key("10.0.0.1")
+    (True, '10.0.0.1')
+    >>> client_key("[2001:db8::1]:443") == client_key("2001:db8::2"), client_key("10.0.0.1:80")
     (True, '10.0.0.1')
     """
     if not address:
         return "unknown"
+    host = address
+    if host.startswith("["):
+        host = host[1:].partition("]")[0]
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
     try:
-        parsed = ipaddress.ip_address(address)
+        parsed = ipaddress.ip_address(host)
     except ValueError:
         return address[:64]
     if isinstance(parsed, ipaddress.IPv6Address):

@@ -11,7 +11,14 @@ from typing import Any
 import httpx
 import pytest
 
-from server.sparql.fairness import HALF_LIFE_SECONDS, Busy, FairQueue, OverBudget, QueueFull
+from server.sparql.fairness import (
+    HALF_LIFE_SECONDS,
+    Busy,
+    FairQueue,
+    OverBudget,
+    QueueFull,
+    Ticket,
+)
 
 
 class Clock:
@@ -41,7 +48,18 @@ def test_usage_is_charged_and_decays_with_the_half_life() -> None:
     fair.put(worker)
     clock.now += HALF_LIFE_SECONDS
     assert fair.usage("a") == pytest.approx(2)
-    assert fair.usage("b") == 0
+    # A client with nothing on record is weighed by newcomers' first queries: "a"'s 4 s,
+    # decayed, over its decayed number plus one
+    assert fair.usage("b") == pytest.approx(2 / (0.5 + 1))
+    worker, started = fair.take("b", 1)
+    clock.now += 0.5
+    fair.done("b", started)
+    fair.put(worker)
+    assert fair.usage("b") == pytest.approx(0.5)  # from now on its own
+    decay = 0.5 ** (0.5 / HALF_LIFE_SECONDS)
+    assert fair.usage("c") == pytest.approx((2 * decay + 0.5) / (0.5 * decay + 1 + 1))
+    clock.now += 10 * HALF_LIFE_SECONDS  # no newcomer for long: a newcomer weighs ~nothing
+    assert fair.usage("c") < 0.01
 
 
 def test_a_client_over_its_budget_is_refused_until_its_usage_decays() -> None:
@@ -170,6 +188,52 @@ def test_the_queue_is_bounded_and_lighter_clients_displace_heavier_ones() -> Non
     assert outcome["light"] == "w0"
 
 
+def _queued(fair: FairQueue[str], client: str) -> Ticket[str]:
+    return fair.request(client, notify=lambda ticket: None)
+
+
+def test_a_crowd_of_newcomers_does_not_pass_a_known_light_client() -> None:
+    # Issue 41: 30 fresh addresses, each with one heavy query, counted as clients that used
+    # nothing and so went before every client that ever ran a query.
+    fair, clock = queue_of(2, heavy=2.0, waiting=40)
+    worker, started = fair.take("regular", 1)
+    clock.now += 0.01
+    fair.done("regular", started)
+    fair.put(worker)
+    crowd = [_queued(fair, f"10.1.0.{n}") for n in range(30)]
+    running = [ticket for ticket in crowd if ticket.worker is not None]
+    assert len(running) == 2  # two idle workers: the first two newcomers have them
+    clock.now += 2
+    regular = _queued(fair, "regular")
+    assert regular.worker is None and fair.queued == 29
+    # newcomers are weighed by what newcomers run: (0.01 + 2 + 2) / (1 + 2 + 1)
+    assert fair.usage("10.1.0.29") == pytest.approx(1.0, abs=0.01)
+    assert fair.usage("regular") == pytest.approx(0.01, abs=0.001)
+    clock.now += 3
+    first = running[0]
+    fair.done(first.client, first.started)
+    fair.put(first.worker)  # type: ignore[arg-type]
+    assert regular.worker is not None  # the known light client goes first
+    fair.done("regular", regular.started)
+    fair.put(regular.worker)
+    # ...and the newcomers, heavy together, leave it the last idle worker
+    assert fair.idle == 1 and fair.queued == 28
+    assert _queued(fair, "regular").worker is not None
+
+
+def test_a_newcomer_is_refused_for_its_own_usage_only() -> None:
+    fair, clock = queue_of(2, budget=3, heavy=5)
+    for n in range(4):
+        worker, started = fair.take(f"10.2.0.{n}", 1)
+        clock.now += 4
+        fair.done(f"10.2.0.{n}", started)
+        fair.put(worker)
+    assert fair.usage("10.2.0.99") > 3  # a newcomer weighs more than the budget...
+    worker, started = fair.take("10.2.0.99", 1)  # ...yet a newcomer may run a query
+    fair.done("10.2.0.99", started)
+    fair.put(worker)
+
+
 # --- live: runaway clients against everybody else ---------------------------------------------
 
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }"
@@ -211,3 +275,58 @@ def test_runaway_clients_leave_others_answered(make_live_server: Any) -> None:
     assert answered >= 0.9, (others, runaway)
     # The runaway clients were stopped by the time limit, then refused.
     assert runaway[503] >= 3 and runaway[429] >= 3, runaway
+
+
+HEAVY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["ipv4", "ipv6"])
+def test_a_crowd_of_new_addresses_leaves_a_known_client_answered(
+    make_live_server: Any, family: str
+) -> None:
+    # Issue 41: 30 addresses each running one heavy query took the endpoint from an ordinary
+    # client (0 of 7 answered in 40 s). Under IPv6 a client is its /64: the crowd here has
+    # three addresses in each of ten /64s, so ten clients of one running query each.
+    live = make_live_server(query_timeout_seconds=1.0, trusted_proxy="127.0.0.1", threads=8)
+    pool = live.services.pool
+    pool.start()
+    assert pool.wait_ready(60)
+    if family == "ipv4":
+        crowd = [f"10.3.0.{n + 2}" for n in range(30)]
+        regular = "10.3.1.1"
+    else:
+        crowd = [f"2001:db8:0:{n % 10}::{n + 1}" for n in range(30)]
+        regular = "2001:db8:1::1"
+    tallies: dict[str, Counter[int]] = {"crowd": Counter(), "regular": Counter()}
+    stop = time.monotonic() + 7.0
+
+    def ask(client: httpx.Client, address: str, query: str, tally: Counter[int]) -> None:
+        answer = client.get(
+            "/sparql", params={"query": query}, headers={"X-Forwarded-For": address}
+        )
+        tally[answer.status_code] += 1
+
+    def heavy(address: str) -> None:
+        with httpx.Client(base_url=live.url, timeout=30) as client:
+            while time.monotonic() < stop:
+                ask(client, address, HEAVY, tallies["crowd"])
+
+    with httpx.Client(base_url=live.url, timeout=30) as client:
+        for _ in range(3):  # the ordinary client is known before the crowd comes
+            ask(client, regular, "ASK { ?s ?p ?o }", Counter())
+        threads = [threading.Thread(target=heavy, args=(a,)) for a in crowd]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        while time.monotonic() < stop:
+            ask(client, regular, "ASK { ?s ?p ?o }", tallies["regular"])
+            time.sleep(0.2)
+    for thread in threads:
+        thread.join(60)
+    regular_tally, crowd_tally = tallies["regular"], tallies["crowd"]
+    assert sum(regular_tally.values()) >= 8, tallies
+    assert regular_tally[200] / sum(regular_tally.values()) >= 0.9, tallies
+    assert crowd_tally[503] >= 5, tallies  # the crowd ran into the time limit meanwhile
+    if family == "ipv6":  # three addresses of one /64 are one client with one query slot
+        assert crowd_tally[429] >= 10, tallies
