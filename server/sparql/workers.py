@@ -21,6 +21,16 @@ Before anything else a worker cuts itself off the network and caps its address s
 (``server.sparql.isolation``). A query that exhausts that memory ends its worker (an
 allocation in Oxigraph aborts the process; a ``MemoryError`` in Python is reported, then the
 worker exits): the pool answers ``QueryMemoryError`` and starts a replacement.
+
+**A worker ends with its server, however the server ends, and bounds its own time.** The time
+limit is enforced by the serving process; were that process killed (``kill -9``), a worker in
+the middle of a heavy query would go on for as long as the query runs (the fork server lives
+while any worker does). So each worker watches its end of the pipe from a thread of its own
+(``_lifeline``: Oxigraph releases the interpreter lock while it evaluates) and leaves the
+moment the serving process's end is closed; and before each job it sets its own CPU limit
+(``RLIMIT_CPU``) to the CPU time it used so far plus the job's time limit and a grace
+(``CPU_GRACE_SECONDS``), so that the kernel ends a job that outlives every limit even if
+nobody is left to watch it.
 """
 
 from __future__ import annotations
@@ -28,8 +38,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import multiprocessing
+import os
 import pickle
+import resource
 import select
 import signal
 import struct
@@ -62,6 +75,9 @@ WAITING_ON_LOOP_PER_WORKER = 16
 # Bytes of a body per frame from a worker, and how long the next frame of a body may take.
 CHUNK_BYTES = 1 << 20
 CHUNK_TIMEOUT_SECONDS = 30.0
+# CPU seconds a job may use beyond the time limit before the kernel ends its worker
+# (RLIMIT_CPU counts whole seconds; the serving process normally stops a job first).
+CPU_GRACE_SECONDS = 2
 # Frame kinds from a worker: opening a view, view opened, outcome (+ first chunk), more body.
 _LOADING, _LOADED, _RESULT, _MORE = b"L", b"D", b"R", b"C"
 _HEAD = struct.Struct("!cII")  # kind, length of the record (JSON), length of the whole body
@@ -125,14 +141,43 @@ class _Views:
         return store
 
 
-def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
+def _lifeline(conn: Connection) -> None:
+    """End this worker once the serving process's end of ``conn`` is closed (a thread)."""
+    watch = select.poll()
+    # POLLRDHUP: the peer closed its end; unlike POLLIN it never fires for a job waiting.
+    watch.register(conn.fileno(), select.POLLRDHUP)
+    while True:
+        for _fd, events in watch.poll():
+            if events & (select.POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                os._exit(0)
+
+
+def limit_cpu(seconds: float) -> None:
+    """Let this process use at most ``seconds`` more CPU time (0: no limit), then SIGXCPU ends
+    it (its default action)."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if seconds <= 0:
+        soft = hard
+    else:
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        soft = int(used.ru_utime + used.ru_stime) + math.ceil(seconds) + 1
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def worker_main(conn: Connection, memory_bytes: int = 0, cpu_seconds: float = 0.0) -> None:
     """Serve jobs from ``conn`` until told to stop (runs in the worker process).
 
-    ``memory_bytes`` caps the worker's address space (0: no cap). The ready message names the
-    network isolation in force (empty: none could be applied) and the allocator, a tab apart.
+    ``memory_bytes`` caps the worker's address space (0: no cap); ``cpu_seconds`` the CPU
+    time of one job (0: no cap). The worker leaves as soon as the other end of ``conn`` is
+    closed, even in the middle of a job. The ready message names the network isolation in
+    force (empty: none could be applied) and the allocator, a tab apart.
     """
     cut_off = isolation.cut_off_network()
     isolation.limit_memory(memory_bytes)
+    # After the isolation: threads inherit its namespaces and filters.
+    threading.Thread(target=_lifeline, args=(conn,), name="lifeline", daemon=True).start()
     views = _Views()
     memo = Memo(OPEN_VIEWS)
     conn.send_bytes(f"{cut_off}\t{isolation.allocator_in_use()}".encode())
@@ -146,7 +191,7 @@ def worker_main(conn: Connection, memory_bytes: int = 0) -> None:
             return
         job = DocumentJob(*message[1]) if message[0] == "document" else QueryJob(*message[1])
         try:
-            _serve(conn, views, job, memo)
+            _serve(conn, views, job, memo, cpu_seconds)
         except MemoryError:
             # The heap may be in any state now: report, then leave room for a fresh worker.
             send_outcome(conn, QueryOutcome("", failure="memory", message="out of memory"))
@@ -165,7 +210,9 @@ def send_outcome(conn: Connection, outcome: QueryOutcome) -> None:
         conn.send_bytes(_MORE + body[offset : offset + CHUNK_BYTES])
 
 
-def _serve(conn: Connection, views: _Views, job: QueryJob | DocumentJob, memo: Memo) -> None:
+def _serve(
+    conn: Connection, views: _Views, job: QueryJob | DocumentJob, memo: Memo, cpu_seconds: float
+) -> None:
     if not views.has(job.view):
         # Opening is announced so that it does not count against the query's time limit.
         conn.send_bytes(_LOADING)
@@ -176,10 +223,15 @@ def _serve(conn: Connection, views: _Views, job: QueryJob | DocumentJob, memo: M
             return
         conn.send_bytes(_LOADED)
     store = views.get(job.view)
-    if isinstance(job, DocumentJob):
-        send_outcome(conn, write_document(store, job, memo))
-    else:
-        send_outcome(conn, evaluate_job(store, job))
+    limit_cpu(cpu_seconds + CPU_GRACE_SECONDS if cpu_seconds else 0)
+    try:
+        if isinstance(job, DocumentJob):
+            outcome = write_document(store, job, memo)
+        else:
+            outcome = evaluate_job(store, job)
+    finally:
+        limit_cpu(0)
+    send_outcome(conn, outcome)
 
 
 class OutcomeReader:
@@ -337,7 +389,7 @@ class QueryPool:
         parent, child = self._context.Pipe()
         process = self._context.Process(
             target=worker_main,
-            args=(child, self._memory_mb * 1024 * 1024),
+            args=(child, self._memory_mb * 1024 * 1024, self._timeout),
             name="qabench-query-worker",
             daemon=True,
         )
