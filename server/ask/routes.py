@@ -198,6 +198,8 @@ def _page(form: AskForm, *, r: ResultView | None = None, problem: Problem | None
         default_generator=default,
         configured_generator=rag.default_generator,
         csrf_token=auth.csrf_token() if unlock else "",
+        # a submitter's session opens reserved generators only with the form's CSRF token
+        form_csrf=auth.csrf_token() if auth.is_submitter() else "",
         r=r,
         problem=problem,
     )

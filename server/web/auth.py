@@ -230,11 +230,24 @@ def require_submitter() -> None:
 
 
 def holds_form_token() -> bool:
-    """Return whether the request carries the submit or admin token (bearer or session)."""
+    """Return whether the request carries the submit or admin token (bearer or session).
+
+    On anything but a read the session counts only with the form's CSRF token and a
+    same-site origin (``check_csrf``): a post another site makes in a submitter's browser
+    carries the session cookie, and must get nothing the session opens.
+    """
     presented = bearer_token()
     if presented is not None:
         return _opens_forms(presented)
-    return is_submitter()
+    if not is_submitter():
+        return False
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return True
+    try:
+        check_csrf()
+    except Problem:
+        return False
+    return True
 
 
 def admin_enabled() -> bool:

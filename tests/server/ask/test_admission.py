@@ -231,3 +231,40 @@ def test_empty_questions_do_not_count_against_the_rate(tmp_path: Path, rag_index
         assert client.post("/ask", data={"question": ASPIRIN}, headers=JSON).status_code == 429
     finally:
         app.extensions["services"].close()
+
+
+def test_a_submitters_session_opens_reserved_generators_only_with_the_forms_csrf_token(
+    tmp_path: Path, rag_index_dir: Path, refused_url: str
+) -> None:
+    # Issue 41: another site's POST /ask in a submitter's browser carried the session cookie
+    # and passed the check for the reserved generators (no CSRF token needed).
+    app = _app(tmp_path, rag_index_dir, openai_base_url=refused_url, openai_model="m")
+    try:
+        client = app.test_client()
+        page = client.get("/ask", headers={"Accept": "text/html"}).get_data(as_text=True)
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert csrf is not None
+        token = app.extensions["form_secrets"].submit_token
+        unlocked = client.post(
+            "/ask/unlock", data={"csrf_token": csrf.group(1), "submit_token": token}
+        )
+        assert unlocked.status_code == 303
+        page = client.get("/ask", headers={"Accept": "text/html"}).get_data(as_text=True)
+        ask_form = page.split('id="ask-form"', 1)[1].split("</form>", 1)[0]
+        in_form = re.search(r'name="csrf_token" value="([^"]+)"', ask_form)
+        assert in_form is not None  # the page's own form carries the session's token
+        form = {"question": ASPIRIN, "generator": "openai-http"}
+        for path in ("/ask", "/ask/jobs"):
+            forged = client.post(path, data=form, headers=JSON)
+            assert forged.status_code == 403, (path, forged.get_data(as_text=True))
+            cross = client.post(
+                path,
+                data={**form, "csrf_token": in_form.group(1)},
+                headers={**JSON, "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
+            )
+            assert cross.status_code == 403, path
+        own = client.post("/ask/jobs", data={**form, "csrf_token": in_form.group(1)}, headers=JSON)
+        assert own.status_code == 202  # accepted (it fails later: nothing listens at that URL)
+    finally:
+        app.extensions["rag_pool"].close()
+        app.extensions["services"].close()
