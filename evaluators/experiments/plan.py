@@ -35,6 +35,7 @@ from evaluators.systems.answer_files import (
 from evaluators.systems.protocol import SystemKind, check_service_url, public_url
 from evaluators.systems.registry import SystemRegistry
 from store.protocol import RdfStore
+from vocab import iris
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +134,7 @@ def plan_experiment(
                 f"Unknown profile {profile!r}; expected one of: {known}"
             )
     versions = [library.resolve_version(store, base, ref) for ref in request.datasets]
-    names = [s.name for s in request.systems]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise UnknownSystemError(f"System name(s) used twice: {', '.join(repeated)}")
+    _check_names(request.systems, registry)
     descriptions: list[SystemDescription] = []
     targets: dict[str, list[VersionInfo]] = {}
     files: dict[str, AnswerFileSystem] = {}
@@ -183,6 +181,35 @@ def plan_experiment(
     _check_languages(targets, request.languages)
     tasks = _tasks(request, targets)
     return PlannedExperiment(tuple(descriptions), tasks, files, paths, urls)
+
+
+def _check_names(systems: Sequence[SystemRequest], registry: SystemRegistry) -> None:
+    """Refuse names that would make two systems one: a system's IRI is its name's slug
+    (``vocab.iris.system_iri``), so ``gold``, ``GOLD`` and ``Gold!`` all name ``/system/gold``.
+
+    Raises:
+        UnknownSystemError: two systems of one slug, or a system other than a built-in named
+            as that built-in (``gold``, any case).
+    """
+    slugs = [iris.slug(system.name) for system in systems]
+    repeated = sorted(
+        {s.name for s, key in zip(systems, slugs, strict=True) if slugs.count(key) > 1}
+    )
+    if repeated:
+        raise UnknownSystemError(
+            f"System name(s) used twice: {', '.join(repeated)} (names are compared as their "
+            "IRIs spell them: case and punctuation aside)"
+        )
+    builtins = {iris.slug(name): name for name in registry.names()}
+    for system, key in zip(systems, slugs, strict=True):
+        builtin = builtins.get(key)
+        if builtin is None:
+            continue
+        if system.kind is not SystemKind.BUILT_IN or (system.builtin or system.name) != builtin:
+            raise UnknownSystemError(
+                f"The system name {system.name!r} is reserved for the built-in system "
+                f"{builtin!r} (it would merge into /system/{key}); choose another name"
+            )
 
 
 def _check_languages(targets: dict[str, list[VersionInfo]], languages: tuple[str, ...]) -> None:

@@ -185,6 +185,34 @@ def test_answer_file_with_unknown_or_duplicated_ids_is_refused_before_anything_i
             UnknownSystemError,
         ),
         (ExperimentRequest(systems=(), datasets=("qald-8-test",)), UnknownSystemError),
+        # Issue 41: a system named as a built-in merged into /system/gold, whatever its case
+        *(
+            (
+                ExperimentRequest(
+                    systems=(SystemRequest(name, SystemKind.WEB_SERVICE, url="http://x.test/"),),
+                    datasets=("qald-8-test",),
+                ),
+                UnknownSystemError,
+            )
+            for name in ("gold", "GOLD", "Gold!")
+        ),
+        (
+            ExperimentRequest(
+                systems=(SystemRequest("gold", SystemKind.BUILT_IN, builtin="rag"),),
+                datasets=("qald-8-test",),
+            ),
+            UnknownSystemError,
+        ),
+        (
+            ExperimentRequest(
+                systems=(
+                    SystemRequest("My QA", SystemKind.WEB_SERVICE, url="http://x.test/"),
+                    SystemRequest("my-qa", SystemKind.WEB_SERVICE, url="http://y.test/"),
+                ),
+                datasets=("qald-8-test",),
+            ),
+            UnknownSystemError,
+        ),
     ],
 )
 def test_bad_requests_are_refused_and_nothing_is_written(
