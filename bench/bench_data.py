@@ -284,7 +284,7 @@ def qabench(directory: Path, settings: dict[str, object]) -> Iterator[Running]:
 
 
 @contextlib.contextmanager
-def oxigraph(directory: Path) -> Iterator[str]:
+def oxigraph(directory: Path) -> Iterator[Running]:
     """Run ``oxigraph serve --union-default-graph`` over the prepared Oxigraph directory."""
     port = free_port()
     process = subprocess.Popen(
@@ -303,7 +303,7 @@ def oxigraph(directory: Path) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         wait_http(f"{url}/query")
-        yield url
+        yield Running(url, process.pid)
     finally:
         _stop(process)
 
