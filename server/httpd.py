@@ -32,16 +32,17 @@ import logging
 import resource
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from waitress import wasyncore
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
-from waitress.parser import HTTPRequestParser
+from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import TcpWSGIServer
 from waitress.task import Task, ThreadedTaskDispatcher, WSGITask
+from waitress.utilities import Error
 
 from server.config import ServerConfig
 from server.web.limits import client_key
@@ -83,16 +84,61 @@ class ConnectionLimits:
     idle_timeout: float
     exempt: frozenset[str]
     body_limit: Callable[[str], int]
+    # Decides an upload's credentials from its head, before its body is read: 0 (read it),
+    # 401 or 403 (``server.web.auth.upload_gate``).
+    admit: Callable[[str, Mapping[str, str]], int] = lambda _path, _headers: 0
+
+
+class _Unauthorized(Error):  # type: ignore[misc]
+    code = 401
+    reason = "Unauthorized"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This upload needs the submit token (or, for /update, the admin token) as "
+            "Authorization: Bearer, or a session of this server's form."
+        )
+
+    def to_response(self, ident: str | None = None) -> tuple[str, list[tuple[str, str]], bytes]:
+        status, headers, body = super().to_response(ident)
+        return status, [*headers, ("WWW-Authenticate", 'Bearer realm="qabench"')], body
+
+
+class _Forbidden(Error):  # type: ignore[misc]
+    code = 403
+    reason = "Forbidden"
+
+    def __init__(self) -> None:
+        super().__init__("This token opens no upload on this server.")
 
 
 class _Parser(HTTPRequestParser):  # type: ignore[misc]
-    """Waitress's request parser, with the body limit of the request's path."""
+    """Waitress's request parser, with the body limit of the request's path and one framing.
+
+    A request framed two ways is refused (400, and the connection closed): waitress reads an
+    HTTP/1.0 body by its ``Content-Length`` and ignores ``Transfer-Encoding`` there, so what a
+    proxy forwarded as one chunked request became two (request smuggling, RFC 9112 §6.1);
+    over HTTP/1.1 chunked wins and the length is dropped, which a proxy may read otherwise.
+    """
 
     limits: ConnectionLimits
     adj: Adjustments
+    content_length: int
 
     def parse_header(self, header_plus: bytes) -> None:
         super().parse_header(header_plus)
+        if "TRANSFER_ENCODING" in self.headers and self.version != "1.1":
+            raise ParsingError("Transfer-Encoding is not allowed in an HTTP/1.0 request")
+        if self.chunked and "CONTENT_LENGTH" in self.headers:
+            raise ParsingError("A request may not carry both Content-Length and Transfer-Encoding")
+        path = self.path or "/"
+        if path in UPLOAD_PATHS and (self.chunked or self.content_length > 0):
+            refused = self.limits.admit(path, self.headers)
+            if refused:
+                # answered from the head: waitress then closes without reading the body
+                self.error = _Unauthorized() if refused == 401 else _Forbidden()
+                self.completed = True
+                self.content_length = 0  # no 413 on top: the credentials decided
         allowed = self.limits.body_limit(self.path or "/") + 1  # waitress refuses >= max
         if allowed < self.adj.max_request_body_size:
             self.adj = copy.copy(self.adj)
@@ -288,8 +334,10 @@ def _raise_file_limit(wanted: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
-def connection_limits(settings: ServerConfig) -> ConnectionLimits:
-    """Return the connection limits of ``settings``."""
+def connection_limits(
+    settings: ServerConfig, admit: Callable[[str, Mapping[str, str]], int] | None = None
+) -> ConnectionLimits:
+    """Return the connection limits of ``settings`` (``admit``: the upload gate, if any)."""
     proxy = settings.trusted_proxy
     return ConnectionLimits(
         per_client=settings.connections_per_client,
@@ -298,13 +346,20 @@ def connection_limits(settings: ServerConfig) -> ConnectionLimits:
         idle_timeout=settings.idle_timeout_seconds,
         exempt=frozenset() if not proxy or proxy == "*" else frozenset({client_key(proxy)}),
         body_limit=lambda path: body_limit(path, settings),
+        **({"admit": admit} if admit is not None else {}),
     )
 
 
 def create_servers(
-    app: Any, settings: ServerConfig, host: str, port: int, **extra: Any
+    app: Any,
+    settings: ServerConfig,
+    host: str,
+    port: int,
+    admit: Callable[[str, Mapping[str, str]], int] | None = None,
+    **extra: Any,
 ) -> tuple[list[QabenchServer], dict[int, Any], Adjustments]:
-    """Bind the servers of ``host:port`` (one per address it resolves to) on one event map."""
+    """Bind the servers of ``host:port`` (one per address it resolves to) on one event map
+    (``admit``: the check of an upload's credentials from its head)."""
     adjustments = Adjustments(
         host=host,
         port=port,
@@ -322,7 +377,7 @@ def create_servers(
     _raise_file_limit(settings.connection_limit + 1024)
     dispatcher = ThreadedTaskDispatcher()
     dispatcher.set_thread_count(adjustments.threads)
-    limits = connection_limits(settings)
+    limits = connection_limits(settings, admit)
     events: dict[int, Any] = {}
     servers = [
         QabenchServer(

@@ -28,6 +28,7 @@ from server.config import Config, ServerConfig
 from server.front import SparqlFront
 from server.memory import settle_heap
 from server.services import Services
+from server.web.auth import upload_gate
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,13 @@ def build_servers(
     ``server.sparql_front`` is off (``httpd.run`` serves them)."""
     proxy = settings.trusted_proxy
     servers, events, adjustments = httpd.create_servers(
-        app, settings, host, port, clear_untrusted_proxy_headers=True, **_proxy_settings(proxy)
+        app,
+        settings,
+        host,
+        port,
+        upload_gate(app),
+        clear_untrusted_proxy_headers=True,
+        **_proxy_settings(proxy),
     )
     if settings.sparql_front:
         front = SparqlFront(app, events, (proxy, 1, set(PROXY_HEADERS)) if proxy else None)

@@ -33,11 +33,14 @@ import hmac
 import logging
 import os
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, request, session
+from itsdangerous import BadSignature
+from werkzeug.http import parse_cookie
 
 from server.config import Config
 from server.web.problems import Problem
@@ -260,3 +263,41 @@ def is_admin() -> bool:
     admin = form_secrets().admin_token
     presented = bearer_token()
     return bool(admin and presented and _same(presented, admin))
+
+
+def upload_gate(app: Flask) -> Callable[[str, Mapping[str, str]], int]:
+    """Return the check the HTTP server makes on the head of an upload (``/upload/dataset``,
+    ``/experiments/new``, ``/update``) before it reads a byte of the body.
+
+    The check returns 0 (read the body: the app decides), 401 (no credentials at all: neither
+    a bearer token nor a session this server signed) or 403 (a bearer token that opens nothing
+    here, or ``/update`` switched off). ``headers`` are waitress's (``AUTHORIZATION``,
+    ``COOKIE``). A session this server signed is let through, as a browser's first upload
+    carries the submit token in its form; the app checks it and the CSRF token.
+    """
+    found = app.extensions[_KEY]
+    assert isinstance(found, FormSecrets)
+    forms, admin = found.submit_token, found.admin_token
+    signer = app.session_interface.get_signing_serializer(app)  # type: ignore[attr-defined]
+
+    def gate(path: str, headers: Mapping[str, str]) -> int:
+        updating = path == "/update"
+        if updating and not admin:
+            return 403
+        scheme, _, value = headers.get("AUTHORIZATION", "").partition(" ")
+        token = value.strip()
+        if scheme.lower() == "bearer" and token:
+            opens = bool(admin and _same(token, admin)) or (not updating and _same(token, forms))
+            return 0 if opens else 403
+        if updating:
+            return 401
+        signed = parse_cookie(headers.get("COOKIE", "")).get(SESSION_COOKIE)
+        if signed and signer is not None:
+            try:
+                signer.loads(signed)
+            except BadSignature:
+                return 401
+            return 0
+        return 401
+
+    return gate

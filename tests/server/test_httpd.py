@@ -6,6 +6,7 @@ request heads, idle keep-alive connections and oversized bodies, on a real waitr
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 import time
@@ -164,5 +165,28 @@ def test_a_chunked_body_over_the_limit_is_cut(url: str) -> None:
         for _ in range(4):
             sock.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
         assert b"413" in sock.recv(200)
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.1"])
+def test_a_request_framed_by_both_length_and_chunks_is_refused(url: str, version: str) -> None:
+    # Issue 41: over HTTP/1.0 waitress read the body by its Content-Length and served what
+    # followed (here the rest of the chunked body: a second request) as a request of its own.
+    smuggled = b"GET /second HTTP/1.1\r\nHost: x\r\n\r\n"
+    chunked = b"%x\r\n" % len(smuggled) + smuggled + b"\r\n0\r\n\r\n"
+    sock = _connect(url, "127.0.0.5")
+    try:
+        sock.sendall(
+            f"POST /sparql HTTP/{version}\r\nHost: x\r\nConnection: keep-alive\r\n"
+            f"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+            + chunked
+        )
+        received = b""
+        while chunk := sock.recv(4096):
+            received += chunk
+        assert received.startswith(b"HTTP/1.") and b" 400 " in received.split(b"\r\n")[0]
+        # one answer, then the connection closed
+        assert len(re.findall(rb"(?:^|\r\n)HTTP/1\.[01] \d{3} ", received)) == 1, received
     finally:
         sock.close()

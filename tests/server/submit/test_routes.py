@@ -6,8 +6,10 @@ refused; the owner publishes with the access token and the CSRF token, nobody el
 from __future__ import annotations
 
 import re
+import socket
 from typing import Any
 
+import httpx
 import pytest
 
 from evaluators.datasets import library
@@ -25,6 +27,7 @@ from tests.plugins.page_helpers import (
     upload,
     wait_for,
 )
+from tests.plugins.server import LiveServer
 
 # ---------------------------------------------------------------- dataset upload
 
@@ -223,3 +226,47 @@ def test_an_idempotency_key_makes_a_retried_api_request_start_nothing_new(
     assert other.get_json()["id"] != first.get_json()["id"]
     wait_for(forms_app, other.get_json()["id"])
     assert len(_experiments(forms_app)) == 2
+
+
+def _head_answer(url: str, path: str, headers: dict[str, str]) -> bytes:
+    """Send an upload's head announcing a body, and no body; return what comes within 2 s."""
+    host, port = url.removeprefix("http://").split(":")
+    lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    with socket.create_connection((host, int(port)), timeout=2) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; "
+            f"boundary=b\r\nContent-Length: 10000\r\n{lines}\r\n".encode()
+        )
+        try:
+            return sock.recv(4096)
+        except TimeoutError:
+            return b""  # the server waits for the body
+
+
+def test_an_upload_is_authenticated_from_its_head_before_its_body_is_read(
+    forms_app: Any,
+) -> None:
+    # Issue 41: anonymous bodies of up to 50 MB were read in full before the 401.
+    live = LiveServer(forms_app)
+    try:
+        session = httpx.get(f"{live.url}/experiments/new", headers=HTML).cookies.get(
+            "qabench_session"
+        )
+        assert session
+        cases = [
+            ("/upload/dataset", {}, b" 401 "),
+            ("/experiments/new", {}, b" 401 "),
+            ("/upload/dataset", {"Authorization": "Bearer wrong"}, b" 403 "),
+            ("/upload/dataset", {"Cookie": "qabench_session=forged.value.sig"}, b" 401 "),
+            ("/update", {}, b" 403 "),  # no admin token: updates are off
+            ("/upload/dataset", BEARER, b""),  # credentials: the body is awaited
+            ("/experiments/new", {"Cookie": f"qabench_session={session}"}, b""),
+        ]
+        for path, headers, expected in cases:
+            answer = _head_answer(live.url, path, headers)
+            if expected:
+                assert expected in answer.split(b"\r\n")[0], (path, headers, answer[:200])
+            else:
+                assert answer == b"", (path, headers, answer[:200])
+    finally:
+        live.shutdown()
