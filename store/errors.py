@@ -4,6 +4,8 @@ StoreError
 ├── StoreLockedError        another process holds the store directory open for writing
 ├── StoreFullError          a write failed because the disk is full (nothing was written)
 ├── QuerySyntaxError        SPARQL that does not parse (message and position)
+├── UpdateRefusedError      an update the engine refused as written (a graph CLEARed that does
+│                           not exist, CREATEd that does): nothing was written
 ├── UnsupportedFormatError  a media type or file extension we cannot read or write
 ├── RdfSyntaxError          RDF input that does not parse (file, line, column)
 └── RemoteStoreError        a remote SPARQL store answered with an error or could not be reached
@@ -52,6 +54,11 @@ class QuerySyntaxError(StoreError):
         super().__init__(message)
         self.line = line
         self.column = column
+
+
+class UpdateRefusedError(StoreError):
+    """The engine refused an update as written (a missing graph cleared or dropped without
+    ``SILENT``, a graph created twice); nothing was written. The caller's mistake, not ours."""
 
 
 class UnsupportedFormatError(StoreError):

@@ -44,6 +44,7 @@ from store.errors import (
     RdfSyntaxError,
     StoreError,
     StoreLockedError,
+    UpdateRefusedError,
     write_error,
 )
 from store.formats import write_quads
@@ -363,6 +364,10 @@ class TripleStore:
             raise QuerySyntaxError(f"Malformed SPARQL update: {exc}", line, column) from exc
         except OSError as exc:
             raise write_error("Update failed, nothing was written", exc) from exc
+        except RuntimeError as exc:
+            # Oxigraph's evaluation errors of an update (a graph that does not exist or
+            # already does): what the update asked for cannot be done.
+            raise UpdateRefusedError(f"The update was refused, nothing was written: {exc}") from exc
 
     def drop_graphs(self, graphs: Iterable[NamedNode]) -> None:
         """Remove whole named graphs in one transaction."""

@@ -20,7 +20,7 @@ from server.services import services
 from server.sparql import analysis
 from server.web.auth import admin_enabled, is_admin
 from server.web.problems import Problem
-from store.errors import QuerySyntaxError, StoreError
+from store.errors import QuerySyntaxError, StoreError, StoreFullError
 
 bp = Blueprint("update", __name__)
 
@@ -99,6 +99,8 @@ def update() -> Response:
         svc.store.update(_with_base(text, f"{svc.base}/update"))
     except QuerySyntaxError as exc:
         raise _shifted(exc) from exc
+    except StoreFullError:
+        raise  # 507 with Retry-After (server.web.problems): the server's state, not the update's
     except StoreError as exc:
         raise Problem(400, f"The update failed and changed nothing: {exc}") from exc
     finally:

@@ -270,8 +270,9 @@ def upload_gate(app: Flask) -> Callable[[str, Mapping[str, str]], int]:
     ``/experiments/new``, ``/update``) before it reads a byte of the body.
 
     The check returns 0 (read the body: the app decides), 401 (no credentials at all: neither
-    a bearer token nor a session this server signed) or 403 (a bearer token that opens nothing
-    here, or ``/update`` switched off). ``headers`` are waitress's (``AUTHORIZATION``,
+    a bearer token nor a session this server signed; for ``/update`` anything but the admin
+    token) or 403 (a bearer token that opens no upload, or ``/update`` switched off), as the
+    routes would answer. ``headers`` are waitress's (``AUTHORIZATION``,
     ``COOKIE``). A session this server signed is let through, as a browser's first upload
     carries the submit token in its form; the app checks it and the CSRF token.
     """
@@ -287,8 +288,10 @@ def upload_gate(app: Flask) -> Callable[[str, Mapping[str, str]], int]:
         scheme, _, value = headers.get("AUTHORIZATION", "").partition(" ")
         token = value.strip()
         if scheme.lower() == "bearer" and token:
-            opens = bool(admin and _same(token, admin)) or (not updating and _same(token, forms))
-            return 0 if opens else 403
+            if admin and _same(token, admin):
+                return 0
+            # as the routes answer: a wrong admin token is 401, a wrong submit token 403
+            return 401 if updating else (0 if _same(token, forms) else 403)
         if updating:
             return 401
         signed = parse_cookie(headers.get("COOKIE", "")).get(SESSION_COOKIE)

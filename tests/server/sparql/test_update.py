@@ -60,6 +60,12 @@ def test_refusals(admin_live: Any) -> None:
         == 400
     )
     assert _update(admin_live, "CLEAR XYZ").status_code == 400
+    # Issue 41: the engine's refusals of an update as written were 500s
+    for refused in ("CLEAR GRAPH <http://x.test/missing>", "DROP GRAPH <http://x.test/missing>"):
+        answer = _update(admin_live, refused)
+        assert answer.status_code == 400, (refused, answer.text)
+        assert "does not exist" in answer.json()["detail"]
+    assert _update(admin_live, "CLEAR SILENT GRAPH <http://x.test/missing>").status_code == 204
     service = "INSERT { ?s ?p ?o } WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }"
     assert _update(admin_live, service).status_code == 400
     assert httpx.get(f"{admin_live.url}/update", timeout=10).status_code == 405
