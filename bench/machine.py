@@ -5,9 +5,10 @@ serve`` that differed by half (issue 40). The facts that explain such a differen
 with every run:
 
 - ``describe()``: the processor, its cores and clock, the kernel, Python, pyoxigraph, wrk, the
-  load average, and two calibrations measured now: how long this machine takes to evaluate an
-  ASK in one process with pyoxigraph (the engine's own speed), and a pipe round trip between two
-  processes (what handing a request to another process costs here).
+  load average, the hypervisor, and three calibrations measured now: how long this machine
+  takes to evaluate an ASK in one process with pyoxigraph (the engine's own speed), one system
+  call, and a pipe round trip between two processes (what handing a request to another process
+  costs here).
 - ``server_processes(pid)``: the serving process and every process under it (the fork server,
   the query workers), each with the allocator it runs with, read from ``/proc/<pid>/maps``: the
   workers are meant to run on jemalloc (docs/server.md), and a worker without it evaluates
@@ -119,6 +120,29 @@ def pipe_round_trip(rounds: int = 5_000) -> float:
     return elapsed / rounds * 1e6
 
 
+def syscall_cost(rounds: int = 100_000) -> float:
+    """Return the nanoseconds of one system call (``getppid``) here.
+
+    Inside a virtual machine that traps system calls (nested virtualization such as PVM) one
+    costs ten or more times what it costs on the host, and a server that crosses processes
+    makes several per request where Oxigraph makes a few.
+    """
+    started = time.perf_counter()
+    for _ in range(rounds):
+        os.getppid()
+    return (time.perf_counter() - started) / rounds * 1e9
+
+
+def virtualization() -> str:
+    """Return what /proc says about the hypervisor this runs under."""
+    flags = re.search(r"^flags\s*:(.*)$", _read("/proc/cpuinfo"), re.M)
+    if not flags or " hypervisor" not in flags.group(1):
+        return "no hypervisor flag"
+    wanted = ("nested_pvm", "haltpoll", "mitigations", "firecracker", "sched_vcpu")
+    named = [w for w in _read("/proc/cmdline").split() if any(k in w for k in wanted)]
+    return "virtual machine" + (f" (kernel command line: {' '.join(named)})" if named else "")
+
+
 def describe() -> list[str]:
     """Return lines naming what this benchmark runs on (measured now)."""
     import pyoxigraph
@@ -130,8 +154,10 @@ def describe() -> list[str]:
         f"kernel {platform.release()}; Python {platform.python_version()}; pyoxigraph "
         f"{pyoxigraph.__version__}; {_version(['wrk', '--version']).split(' [')[0]}",
         f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1 / 5 / 15 min)",
-        f"calibration: one ASK in-process {engine_calibration():.1f} us of CPU; a pipe round "
-        f"trip between two processes {pipe_round_trip():.1f} us",
+        f"{virtualization()}",
+        f"calibration: one ASK in-process {engine_calibration():.1f} us of CPU; a system call "
+        f"{syscall_cost():.0f} ns; a pipe round trip between two processes "
+        f"{pipe_round_trip():.1f} us",
     ]
 
 

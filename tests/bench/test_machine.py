@@ -120,8 +120,8 @@ def test_the_cpu_meter_counts_the_cores_a_process_used(machine: ModuleType) -> N
     assert 0.3 < used["wrk"] < 0.55, used
 
 
-def test_the_description_names_the_machine_and_both_calibrations(machine: ModuleType) -> None:
+def test_the_description_names_the_machine_and_its_calibrations(machine: ModuleType) -> None:
     lines = machine.describe()
     text = "\n".join(lines)
-    assert len(lines) == 4 and "cores" in lines[0] and "load average" in lines[2], lines
-    assert "ASK in-process" in text and "pipe round trip" in text
+    assert len(lines) == 5 and "cores" in lines[0] and "load average" in lines[2], lines
+    assert "ASK in-process" in text and "system call" in text and "pipe round trip" in text
