@@ -50,7 +50,7 @@ from store.errors import (
     RemoteWriteRefusedError,
     StoreError,
 )
-from store.formats import write_quads
+from store.formats import write_quads, xml_checked
 from store.protocol import GraphName, Term
 from store.triplestore import QueryResult, _position
 
@@ -446,6 +446,8 @@ class RemoteStore:
             RemoteStoreError: if the server refuses the write.
         """
         raw = data if isinstance(data, bytes) else data.read()
+        if rdf_format == RdfFormat.RDF_XML:
+            xml_checked(raw)
         try:
             parsed = list(parse(raw, rdf_format, base_iri=base_iri))
         except SyntaxError as exc:

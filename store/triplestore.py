@@ -47,7 +47,7 @@ from store.errors import (
     UpdateRefusedError,
     write_error,
 )
-from store.formats import write_quads
+from store.formats import write_quads, xml_checked
 from store.permissions import private_directory
 
 Term = NamedNode | BlankNode | Literal
@@ -391,6 +391,10 @@ class TripleStore:
         Raises:
             RdfSyntaxError: if the input does not parse; nothing is written then.
         """
+        if rdf_format == RdfFormat.RDF_XML:
+            checked = xml_checked(data)
+            assert not isinstance(checked, Path)
+            data = checked
         entry = self._note(None if graph is None else [graph])
         try:
             self.raw.load(data, rdf_format, base_iri=base_iri, to_graph=graph)
@@ -421,6 +425,10 @@ class TripleStore:
             RdfSyntaxError: if the input does not parse (``graph`` may hold a part of it).
             StoreError: if writing fails (likewise).
         """
+        if rdf_format == RdfFormat.RDF_XML:
+            checked = xml_checked(source)
+            assert not isinstance(checked, bytes)
+            source = checked
         entry = self._note([graph])
         try:
             if isinstance(source, Path):
