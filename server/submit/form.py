@@ -24,6 +24,7 @@ from werkzeug.datastructures import FileStorage, ImmutableMultiDict, MultiDict
 from werkzeug.utils import secure_filename
 
 from evaluators.experiments.plan import ExperimentRequest, SystemRequest
+from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.systems.protocol import SystemKind
 from store.permissions import PRIVATE_FILE, private_directory, private_file
 
@@ -80,11 +81,22 @@ def languages(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(codes)) or ("en",)
 
 
-def _kb(text: str) -> str | None:
-    """Return the knowledge base a form names (``None``: the server's ``evaluation.kb``)."""
+def _kb(text: str, configured: str) -> str | None:
+    """Return the knowledge base a form names (``None``: the server's ``evaluation.kb``).
+
+    A form may name a knowledge base loaded into the store, or the endpoint the operator
+    configured (``evaluation.kb``), never another URL: the server would send SPARQL to
+    whatever address the form gave (issue 41), its own network included.
+    """
     spec = text.strip()
     if len(spec) > MAX_KB:
         raise FormError(f"The knowledge base {spec[:40]!r}… is longer than {MAX_KB} characters.")
+    if is_endpoint(spec) and spec.rstrip("/") != configured.strip().rstrip("/"):
+        raise FormError(
+            "The knowledge base must be one loaded on this server (qabench kb load) or its "
+            f"configured endpoint, not another URL ({spec[:60]!r}); the command line "
+            "(qabench experiment run --kb URL) may name any endpoint."
+        )
     return spec or None
 
 
@@ -133,7 +145,7 @@ def _answers(form: Form, files: Files, root: Path) -> tuple[list[SystemRequest],
 
 
 def read_experiment_form(
-    form: Form, files: Files, upload_root: Path, default_profile: str
+    form: Form, files: Files, upload_root: Path, default_profile: str, configured_kb: str = ""
 ) -> ParsedForm:
     """Return the experiment request a submitted form describes.
 
@@ -142,6 +154,7 @@ def read_experiment_form(
         files: the uploaded files.
         upload_root: where answers files are kept (``<data dir>/uploads``).
         default_profile: the profile used when none is ticked.
+        configured_kb: ``evaluation.kb``, the one endpoint a form may name.
 
     Raises:
         FormError: when a field is missing or malformed; uploaded files are removed then.
@@ -169,7 +182,7 @@ def read_experiment_form(
             profiles=profiles or (default_profile,),
             owner=_name(form.get("owner", ""), "owner"),
             publish=form.get("publish", "") in ("1", "on", "true", "yes"),
-            kb=_kb(form.get("kb", "")),
+            kb=_kb(form.get("kb", ""), configured_kb),
             # ticked: refuse answers files with ids their dataset lacks; else the setting
             strict_ids=True if form.get("strict_ids", "") in ("1", "on", "true") else None,
         )

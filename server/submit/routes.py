@@ -163,6 +163,7 @@ def start_experiment() -> Response:
             request.files,
             svc.config.data_dir / "uploads",
             svc.config.evaluation.default_profile,
+            svc.config.evaluation.kb,
         )
     except (Problem, FormError, RequestEntityTooLarge) as exc:
         if receipt is not None:

@@ -321,8 +321,9 @@ def test_malformed_answers_file_position_is_shown_on_the_page(forms_app: Any) ->
             "No knowledge base 'no-such-kb'",
         ),
         (
+            # a form names this server's knowledge bases only (issue 41)
             {"dataset": f"{EXAMPLE_DATASET}@1", "builtin": "gold", "kb": "http:///sparql"},
-            "not an absolute http(s) SPARQL endpoint URL",
+            "or its configured endpoint",
         ),
     ],
 )

@@ -270,3 +270,20 @@ def test_an_upload_is_authenticated_from_its_head_before_its_body_is_read(
                 assert answer == b"", (path, headers, answer[:200])
     finally:
         live.shutdown()
+
+
+def test_the_form_names_only_this_servers_knowledge_bases(forms_app: Any) -> None:
+    # Issue 41: the form's kb field made the server send SPARQL to any URL it was given.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(2)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/sparql"
+        client = forms_app.test_client()
+        form = gold_form(csrf_token=csrf_of(client), submit_token=SUBMIT_TOKEN, kb=url)
+        answer = client.post("/experiments/new", data=form, headers=JSON)
+        assert answer.status_code == 400, answer.get_data(as_text=True)
+        assert "configured endpoint" in answer.get_json()["detail"]
+        with pytest.raises(TimeoutError):
+            listener.accept()  # nothing was sent there
+    assert _experiments(forms_app) == set()
