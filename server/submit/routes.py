@@ -18,6 +18,7 @@ get RFC 9457 problems. Every store write calls ``notify_write()`` (the runner's 
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from typing import cast
 
@@ -40,9 +41,10 @@ from server.linked_data.pipeline import Resource, serve
 from server.memory import release_memory
 from server.services import experiment_runner, services
 from server.submit.form import ANSWER_ROWS, SERVICE_ROWS, FormError, read_experiment_form
-from server.submit.receipts import Receipt, Receipts, new_key, scope_of
+from server.submit.receipts import KeyReusedError, Receipt, Receipts, new_key, scope_of
 from server.web import auth
 from server.web.auth import COOKIE, MAX_COOKIE_TOKENS, request_tokens
+from server.web.limits import current_client
 from server.web.problems import Problem, prefers_html, problem_from_error
 from server.web.representations import HTML
 from store import graphs
@@ -155,7 +157,10 @@ def start_experiment() -> Response:
         auth.require_submitter()
         key = request.form.get("submission_key") or request.headers.get("Idempotency-Key")
         if key:
-            receipt, fresh = _receipts().begin(_scope(), key[:100])
+            try:
+                receipt, fresh = _receipts().begin(_scope(), key[:100], _body_digest())
+            except KeyReusedError as exc:
+                raise Problem(422, str(exc), title="Submission key reused") from exc
             if not fresh:
                 return _repeated(receipt)
         parsed = read_experiment_form(
@@ -220,8 +225,32 @@ def _receipts() -> Receipts:
 
 
 def _scope() -> str:
-    """Return who submits: the bearer token, else the browser session (its CSRF token)."""
-    return scope_of(auth.bearer_token() or auth.csrf_token())
+    """Return who submits: the bearer token and the client (every script of a server shares
+    the submit token), else the browser session (its CSRF token)."""
+    bearer = auth.bearer_token()
+    if bearer:
+        return scope_of(f"{bearer}\n{current_client()}")
+    return scope_of(auth.csrf_token())
+
+
+# Fields that say who submits or which submission this is, not what it asks for.
+_NOT_CONTENT = frozenset({"csrf_token", "submit_token", "submission_key"})
+
+
+def _body_digest() -> str:
+    """Return a digest of what the request asks for: its fields and files (the files' bytes)."""
+    digest = hashlib.sha256()
+    for name in sorted(set(request.form) - _NOT_CONTENT):
+        for value in request.form.getlist(name):
+            digest.update(f"{len(name)}:{name}={len(value)}:{value}\n".encode())
+    for name in sorted(request.files):
+        for upload in request.files.getlist(name):
+            digest.update(f"{len(name)}:{name}<{upload.filename or ''}>".encode())
+            start = upload.stream.tell()
+            while chunk := upload.stream.read(1 << 20):
+                digest.update(chunk)
+            upload.stream.seek(start)
+    return digest.hexdigest()
 
 
 def _repeated(receipt: Receipt) -> Response:

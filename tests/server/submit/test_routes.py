@@ -287,3 +287,31 @@ def test_the_form_names_only_this_servers_knowledge_bases(forms_app: Any) -> Non
         with pytest.raises(TimeoutError):
             listener.accept()  # nothing was sent there
     assert _experiments(forms_app) == set()
+
+
+def test_an_idempotency_key_is_bound_to_its_body_and_its_submitter(forms_app: Any) -> None:
+    # Issue 41: the key ignored the body (another request with publish=on got the first
+    # experiment back with 201) and its scope was the shared submit token (another submitter
+    # reusing a key got that experiment's id and access token).
+    headers = {**BEARER, "Idempotency-Key": "shared-key"}
+    form = gold_form(submit_token=SUBMIT_TOKEN)
+    client = forms_app.test_client()
+    first = client.post("/experiments/new", data=form, headers=headers)
+    assert first.status_code == 201
+    again = client.post("/experiments/new", data=form, headers=headers)
+    assert again.status_code == 201 and again.get_json()["id"] == first.get_json()["id"]
+    changed = client.post("/experiments/new", data={**form, "publish": "on"}, headers=headers)
+    assert changed.status_code == 422, changed.get_data(as_text=True)
+    assert first.get_json()["token"] not in changed.get_data(as_text=True)
+    elsewhere = forms_app.test_client().post(
+        "/experiments/new",
+        data=form,
+        headers=headers,
+        environ_base={"REMOTE_ADDR": "10.9.9.9"},
+    )
+    assert elsewhere.status_code == 201
+    assert elsewhere.get_json()["id"] != first.get_json()["id"]
+    assert elsewhere.get_json()["token"] != first.get_json()["token"]
+    for answer in (first, elsewhere):
+        wait_for(forms_app, answer.get_json()["id"])
+    assert len(_experiments(forms_app)) == 2
