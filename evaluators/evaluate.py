@@ -39,6 +39,7 @@ from evaluators.experiments.task import (
     score_replies,
 )
 from evaluators.formats import parse_file
+from evaluators.formats.text2sparql.writer import result_set
 from evaluators.knowledge.bases import KnowledgeBase, open_kb
 from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.knowledge.execution import (
@@ -49,7 +50,7 @@ from evaluators.knowledge.execution import (
 )
 from evaluators.knowledge.reference import lexical_reference_differences
 from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat
-from evaluators.qa import text2sparql
+from evaluators.qa import text2sparql, text2sparql_file
 from evaluators.qa.profiles import PROFILES
 from evaluators.results import BIOASQ_PROFILE, EvaluationResult, to_json
 from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
@@ -140,6 +141,28 @@ def evaluate(
             twice; with ``settings.strict_ids`` also ids the dataset lacks).
         KnowledgeBaseError: if ``settings.kb`` names no knowledge base.
     """
+    return evaluate_replies(gold, answers, settings, source=source).result
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluated:
+    """A scored answers file and the replies it was scored on (the answers as run)."""
+
+    result: EvaluationResult
+    replies: dict[str, Reply]
+
+
+def evaluate_replies(
+    gold: Dataset, answers: bytes, settings: Evaluation, *, source: str = "answers"
+) -> Evaluated:
+    """Score an answers file as ``evaluate`` does, and keep the replies (SPARQL-only answers
+    replaced by their query's results) for the official files.
+
+    Raises:
+        AnswerFileError: if the answers cannot be parsed or do not fit the dataset (ids given
+            twice; with ``settings.strict_ids`` also ids the dataset lacks).
+        KnowledgeBaseError: if ``settings.kb`` names no knowledge base.
+    """
     system = answer_file_system(answers, source=source, gold=gold, strict_ids=settings.strict_ids)
     kb, executor = knowledge("" if gold.is_bioasq else settings.kb, settings)
     ask = AskSettings(language=settings.language, error_tolerance=1.0, concurrency=1, timed=False)
@@ -170,7 +193,33 @@ def evaluate(
         ))  # fmt: skip
     if system.ignored:
         result = replace(result, unknown_ids=system.ignored)
-    return result
+    return Evaluated(result, replies)
+
+
+def official_files(evaluated: Evaluated, gold: Dataset) -> dict[str, dict[str, Any]]:
+    """Return the official client's files of a TEXT2SPARQL evaluation, by file name: the
+    evaluation, the system's result set (what it was scored on) and the reference result set
+    (2025 names under ``text2sparql``, 2026 names under the other profiles); empty for other
+    profiles.
+    """
+    doc = text2sparql.evaluation_json(evaluated.result, gold)
+    if doc is None:
+        return {}
+    prefix = gold.source_id or "dataset"
+    names = text2sparql_file.official_names(evaluated.result.profile, prefix)
+    system: dict[str, dict[str, int]] = {}
+    reference: dict[str, dict[str, int]] = {}
+    for question in gold.questions:
+        reply = evaluated.replies.get(question.id)
+        answer = reply.answer if reply is not None and reply.error is None else None
+        system[question.id] = result_set(answer.answers or ()) if answer is not None else {}
+        reference[question.id] = result_set(question.answers or ())
+    ordered = [q.id for q in gold.questions if q.text2sparql and q.text2sparql.order_matters]
+    return {
+        names.evaluation: doc,
+        names.system_result_set: system,
+        names.true_result_set: text2sparql_file.true_result_set(reference, ordered),
+    }
 
 
 def result_json(result: EvaluationResult, gold: Dataset) -> dict[str, Any]:

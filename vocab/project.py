@@ -253,6 +253,7 @@ INDIVIDUALS = [
     "BioasqProfile",
     "Text2SparqlProfile",
     "Text2SparqlCorrectedProfile",
+    "Text2Sparql2026Profile",
     # problem types
     "MalformedQuery",
     "MalformedDataset",

@@ -18,7 +18,7 @@ from pyoxigraph import Literal, NamedNode, QuerySolutions
 
 from evaluators.cube import experiment_type_term
 from evaluators.model import Dataset
-from evaluators.qa import text2sparql
+from evaluators.qa import text2sparql_file
 from evaluators.results import (
     MEASURES,
     QA,
@@ -197,16 +197,23 @@ def questions_query(graph: NamedNode, task: NamedNode, experiment_type: NamedNod
 
 
 def text2sparql_eval(
-    store: RdfStore, base: str, experiment_id: str, task_iri: str, gold: Dataset
+    store: RdfStore,
+    base: str,
+    experiment_id: str,
+    task_iri: str,
+    gold: Dataset,
+    profile: str = text2sparql_file.OFFICIAL,
 ) -> dict[str, Any] | None:
     """Return a finished TEXT2SPARQL-profile task's evaluation in the official file's shape.
 
     Rebuilt from the stored per-question values, in the dataset's question order (the client's
-    means depend on it), so it equals what the task printed when it ran.
+    means depend on it), under ``profile``'s averaging rules, so it equals what the task
+    printed when it ran.
     """
     graph = graphs.experiment_graph(base, experiment_id)
     stored = question_values(store, graph, NamedNode(task_iri), experiment_type_term(base, QA))
     by_id = {q.id: q for q in stored}
     scores = [QuestionScore(q.id, by_id[q.id].values) for q in gold.questions if q.id in by_id]
     languages = {q.id: q.languages[0] for q in gold.questions if q.languages}
-    return text2sparql.evaluation_document(text2sparql.rows(scores, languages))
+    rules = text2sparql_file.RULES.get(profile, text2sparql_file.RULES[text2sparql_file.OFFICIAL])
+    return text2sparql_file.evaluation_document(text2sparql_file.rows(scores, languages), rules)

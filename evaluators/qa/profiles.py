@@ -3,8 +3,9 @@
 ``strict`` is the default; ``gerbil`` reproduces GERBIL QA as it behaves today, ``gerbil-legacy``
 its answer matching from June 2019 to September 2024 (QALD-9-plus and QALD-10), ``gerbil-2018``
 the counter of 2018 to June 2019 (the QALD-8 and QALD-9 challenges), ``qald-classic`` the
-classic QALD evaluation script, ``text2sparql`` the official TEXT2SPARQL'25 evaluation and
-``text2sparql-corrected`` the same measures with its flaws fixed. docs/scoring.md lists every
+classic QALD evaluation script, ``text2sparql`` the official TEXT2SPARQL'25 evaluation,
+``text2sparql-2026`` the official TEXT2SPARQL'26 evaluation (per-language averages changed) and
+``text2sparql-corrected`` the same measures with their flaws fixed. docs/scoring.md lists every
 difference and which profile reproduces which published era.
 """
 
@@ -33,6 +34,7 @@ class AnswerMatching(StrEnum):
     QALD_CLASSIC = "qald-classic"
     TEXT2SPARQL = "text2sparql"
     TEXT2SPARQL_CORRECTED = "text2sparql-corrected"
+    TEXT2SPARQL_2026 = "text2sparql-2026"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,7 @@ class Profile:
     @property
     def is_text2sparql(self) -> bool:
         """Return whether answers are scored with the TEXT2SPARQL measures (trec_eval's)."""
-        return self.answers in (AnswerMatching.TEXT2SPARQL, AnswerMatching.TEXT2SPARQL_CORRECTED)
+        return self.answers in TEXT2SPARQL_MATCHING
 
     @property
     def is_gerbil(self) -> bool:
@@ -86,6 +88,15 @@ class Profile:
         """
         return GERBIL_ERAS.get(self.answers, Era.Y2024)
 
+
+# The TEXT2SPARQL answer matchings (trec_eval's measures over result sets).
+TEXT2SPARQL_MATCHING = frozenset(
+    {
+        AnswerMatching.TEXT2SPARQL,
+        AnswerMatching.TEXT2SPARQL_CORRECTED,
+        AnswerMatching.TEXT2SPARQL_2026,
+    }
+)
 
 # The GERBIL counter each GERBIL answer matching reproduces.
 GERBIL_ERAS = {
@@ -171,6 +182,19 @@ PROFILES: dict[str, Profile] = {
             "set P/R/F1 over flat result sets, nDCG on ordered questions, ranked by set_F_ndcg.",
             QAB.Text2SparqlProfile,
             AnswerMatching.TEXT2SPARQL,
+            MarkingMode.STRICT,
+            (QA,),
+            classify_emerging=False,
+            gerbil_answer_type=False,
+            reading=AnswerReading.BINDINGS_FIRST,  # a result is an ASK or a SELECT result
+        ),
+        Profile(
+            "text2sparql-2026",
+            "TEXT2SPARQL'26",
+            "The official TEXT2SPARQL'26 evaluation: the 2025 measures, plus an average object "
+            "per language whose set_F_ndcg adds that language's mean nDCG once.",
+            QAB.Text2Sparql2026Profile,
+            AnswerMatching.TEXT2SPARQL_2026,
             MarkingMode.STRICT,
             (QA,),
             classify_emerging=False,

@@ -1,4 +1,4 @@
-"""The TEXT2SPARQL profiles: the official 2025 evaluation, and a corrected one beside it.
+"""The TEXT2SPARQL profiles: the official 2025 and 2026 evaluations, and a corrected one beside.
 
 ``text2sparql`` reproduces the challenge client (pytrec_eval 0.5) to the last digit
 (``../shared/reference/text2sparql.md``): each question's gold and system answers become flat
@@ -10,6 +10,13 @@ over the ordered ones); the headline ``set_F_ndcg`` is the exact mean of each qu
 language (when there are several) exact means over that language, ``set_F_ndcg-<lang>``
 without the extra value.
 
+``text2sparql-2026`` scores every question and the ``average`` object as ``text2sparql`` does;
+only the per-language averages change (the TEXT2SPARQL'26 files): one object
+``average-<lang>`` per language (when there are several) with ``set_recall``, ``set_F``,
+``set_P`` (exact means over the language's questions), ``ndcg`` (over its ordered ones) and
+``set_F_ndcg``, the exact mean of the language's n values together with the language's mean
+``ndcg`` as one more value (n + 1 values, as ``average`` counts its own mean ndcg once).
+
 ``text2sparql-corrected`` changes exactly these rules (``Rules``): a boolean is scored by its
 value; answers are compared as RDF terms (IRI, literal, datatype, language; lexical forms where
 a result-set file left nothing else); ordered questions are ranked by the system's row order;
@@ -20,13 +27,23 @@ asked. Pure; ``score`` takes the cases ``evaluators.qa.scoring`` prepares.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from evaluators.formats.text2sparql.writer import result_set
-from evaluators.model import AnswerSet, Dataset, Question, language_key
+from evaluators.model import AnswerSet, Dataset, Question
 from evaluators.qa.subexperiments import QuestionCase
-from evaluators.qa.trec import exact_mean, ndcg, numpy_mean, set_measures, trec_ranking
+from evaluators.qa.text2sparql_file import (
+    KEYS,
+    RULES,
+    Row,
+    Rules,
+    aggregate,
+    evaluation_document,
+    headline_value,
+    rows,
+)
+from evaluators.qa.trec import ndcg, set_measures, trec_ranking
 from evaluators.results import (
     QA,
     EvaluationResult,
@@ -35,25 +52,7 @@ from evaluators.results import (
     QuestionScore,
 )
 
-OFFICIAL = "text2sparql"
-CORRECTED = "text2sparql-corrected"
-# measure ids (ours) and the official file's keys
-KEYS = {"set_p": "set_P", "set_recall": "set_recall", "set_f": "set_F", "ndcg": "ndcg"}
 _NO_ORDERED = "no question is marked RESULT_ORDER_MATTERS"
-
-
-@dataclass(frozen=True, slots=True)
-class Rules:
-    """Which of the official evaluation's rules are corrected (all false: the official one)."""
-
-    booleans_by_value: bool = False
-    rdf_terms: bool = False
-    row_order: bool = False
-    empty_reference_right: bool = False
-    mean_over_asked: bool = False
-
-
-RULES = {OFFICIAL: Rules(), CORRECTED: Rules(True, True, True, True, True)}
 
 
 def _items(answers: Sequence[AnswerSet] | None, rules: Rules) -> dict[str, int]:
@@ -112,11 +111,6 @@ def question_values(
     return values, tuple(qrels), tuple(run)
 
 
-def headline_value(values: Mapping[str, float]) -> float:
-    """Return a question's headline value: ``ndcg`` where answers are ordered, else ``set_F``."""
-    return values["ndcg"] if "ndcg" in values else values["set_f"]
-
-
 def score(
     cases: Sequence[QuestionCase],
     profile: str,
@@ -164,76 +158,6 @@ def score(
     )
     measures.append(MeasureValue("questions", len(cases)))
     return ExperimentTypeResult(QA, tuple(measures), tuple(per_question))
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One question's values as the evaluation file lists them."""
-
-    qname: str
-    language: str
-    values: Mapping[str, float]
-
-
-def aggregate(rows: Sequence[Row], rules: Rules = Rules()) -> dict[str, float]:
-    """Return the ``average`` object of the evaluation file (official keys), per-language
-    forms included when the questions are in more than one language."""
-    if not rows:
-        return {}
-    mean = exact_mean if rules.mean_over_asked else numpy_mean
-    out: dict[str, float] = {
-        KEYS[m]: mean([r.values[m] for r in rows]) for m in ("set_p", "set_recall", "set_f")
-    }
-    ordered = [r.values["ndcg"] for r in rows if "ndcg" in r.values]
-    heads = [headline_value(r.values) for r in rows]
-    if ordered:
-        out["ndcg"] = mean(ordered)
-        # the client averages over its result dictionary after adding "average" to it
-        out["set_F_ndcg"] = exact_mean(heads if rules.mean_over_asked else [*heads, out["ndcg"]])
-    languages = list(dict.fromkeys(language_key(r.language) for r in rows))
-    if len(languages) > 1:
-        for language in languages:
-            part = [r for r in rows if language_key(r.language) == language]
-            out.update(_language_averages(part, language, bool(ordered)))
-    return out
-
-
-def _language_averages(rows: Sequence[Row], language: str, ordered: bool) -> dict[str, float]:
-    out = {f"{KEYS[m]}-{language}": exact_mean([r.values[m] for r in rows])
-           for m in ("set_p", "set_recall", "set_f")}  # fmt: skip
-    part = [r.values["ndcg"] for r in rows if "ndcg" in r.values]
-    if ordered:
-        if part:
-            out[f"ndcg-{language}"] = exact_mean(part)
-        out[f"set_F_ndcg-{language}"] = exact_mean([headline_value(r.values) for r in rows])
-    return out
-
-
-def evaluation_document(rows: Sequence[Row], rules: Rules = Rules()) -> dict[str, Any]:
-    """Return the evaluation in the official file's shape: one object per qname, then
-    ``average``."""
-    doc: dict[str, Any] = {
-        r.qname: {KEYS[m]: v for m, v in r.values.items() if m in KEYS} for r in rows
-    }
-    doc["average"] = aggregate(rows, rules)
-    return doc
-
-
-def rows(per_question: Sequence[QuestionScore], languages: Mapping[str, str]) -> list[Row]:
-    """Return the per-question values as evaluation-file rows (``languages``: id -> language).
-
-    A question's language comes from ``languages``, else from its qname's ``-<lang>`` end.
-    """
-    out = []
-    for score in per_question:
-        values = {m.measure: m.value for m in score.measures if m.measure in KEYS}
-        if any(v is None for v in values.values()):
-            continue
-        language = languages.get(score.question_id) or score.question_id.rsplit("-", 1)[-1]
-        out.append(
-            Row(score.question_id, language, {k: float(v or 0.0) for k, v in values.items()})
-        )
-    return out
 
 
 def evaluation_json(

@@ -33,7 +33,7 @@ BIOASQ_RANKING: dict[str, tuple[str, str]] = {
 # Profiles whose published tables rank by the classic script's processed F1.
 _CLASSIC = frozenset({"qald-classic"})
 # The TEXT2SPARQL profiles: the challenge ranks by set_F_ndcg.
-_TEXT2SPARQL = frozenset({"text2sparql", "text2sparql-corrected"})
+_TEXT2SPARQL = frozenset({"text2sparql", "text2sparql-2026", "text2sparql-corrected"})
 # Sub-experiments without Macro F1 QALD (C2KB-style scorers).
 _NO_QALD = frozenset({AIT2KB, C2KB, P2KB})
 # Built-in systems that answer from the gold standard (sanity checks, never ranked).

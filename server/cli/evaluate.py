@@ -7,18 +7,27 @@ numbers equal those of ``qabench experiment run --answers`` for the same inputs 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
 
 from evaluators.datasets.text2sparql import prepare_gold
 from evaluators.errors import EvaluationError
-from evaluators.evaluate import Evaluation, default_language, evaluate, read_gold, result_json
+from evaluators.evaluate import (
+    Evaluation,
+    default_language,
+    evaluate_replies,
+    official_files,
+    read_gold,
+    result_json,
+)
 from evaluators.experiments.plan import read_answers
 from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.knowledge.execution import ExecutionLimits
-from evaluators.model import SourceFormat
+from evaluators.model import Dataset, SourceFormat
 from evaluators.qa.profiles import PROFILES
+from evaluators.qa.text2sparql_file import official_names
 from evaluators.results import MEASURES, EvaluationResult
 from server.cli.context import CliError, Context
 
@@ -72,6 +81,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="refuse an answers file with ids the dataset lacks (default: evaluation.strict_ids; "
         "otherwise they are ignored and listed, as in experiments)",
+    )
+    ev.add_argument(
+        "--official-dir",
+        type=Path,
+        metavar="DIR",
+        help="TEXT2SPARQL profiles: also write the official client's files into DIR (2026: "
+        "<prefix>_results.json, <prefix>_pred_result_set.json, <prefix>_true_result_set.json; "
+        "2025: <prefix>_eval.json, <prefix>_system_result_set.json, ...); existing files are "
+        "never overwritten",
     )
     ev.add_argument("--json", action="store_true", help="print one JSON document")
     ev.add_argument(
@@ -144,8 +162,13 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         base=ctx.config.base_iri,
         strict_ids=ev.strict_ids if args.strict_ids is None else args.strict_ids,
     )
+    if args.official_dir is not None:
+        _check_official(args.official_dir, profile, gold)
     answers = read_answers(args.answers, ctx.config.datasets.max_file_bytes)
-    result = evaluate(gold, answers, settings, source=args.answers.name)
+    evaluated = evaluate_replies(gold, answers, settings, source=args.answers.name)
+    result = evaluated.result
+    if args.official_dir is not None:
+        _write_official(args.official_dir, official_files(evaluated, gold))
     checked = _check_thresholds(result, thresholds)
     missed = [c for c in checked if not c["passed"]]
     if args.json:
@@ -160,6 +183,28 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         shown = "undefined" if c["value"] is None else f"{c['value']:.4f}"
         print(f"qabench: {c['measure']} = {shown} < {c['threshold']}", file=sys.stderr)
     return 1 if missed else 0
+
+
+def _check_official(directory: Path, profile: str, gold: Dataset) -> None:
+    """Refuse ``--official-dir`` before scoring: another profile, or a file already there."""
+    rules = PROFILES.get(profile)
+    if rules is None or not rules.is_text2sparql:
+        raise CliError("--official-dir is for the TEXT2SPARQL profiles (text2sparql, "
+                       "text2sparql-2026, text2sparql-corrected)")  # fmt: skip
+    names = official_names(profile, gold.source_id or "dataset")
+    for name in (names.evaluation, names.system_result_set, names.true_result_set):
+        if (directory / name).exists():
+            raise CliError(f"--official-dir: {directory / name} exists; the official files "
+                           "are never overwritten (choose another directory)")  # fmt: skip
+
+
+def _write_official(directory: Path, files: dict[str, dict[str, object]]) -> None:
+    """Write the official files (``_check_official`` ran before scoring)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, doc in files.items():
+        # the client writes json.dump(doc, indent=2) (ASCII escapes)
+        (directory / name).write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        print(f"qabench: wrote {directory / name}", file=sys.stderr)
 
 
 def _check_thresholds(

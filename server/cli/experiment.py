@@ -323,7 +323,7 @@ def _with_text2sparql_eval(
             info = library.version_info(ctx.store, ctx.config.base_iri, *key)
             golds[key] = library.read_dataset(ctx.store, info)
         entry["text2sparql_eval"] = text2sparql_eval(
-            ctx.store, ctx.config.base_iri, summary.id, task.iri, golds[key]
+            ctx.store, ctx.config.base_iri, summary.id, task.iri, golds[key], plan.profile
         )
     return doc
 

@@ -7,14 +7,20 @@ how their question count is computed independently of our parsers.
 TEXT2SPARQL: ``t2s_files`` (the shared CK25/DB25 files), ``ck25_gold``/``db25_gold`` (questions
 with the published reference results) and ``ck25_executor``, queries on the CK25 graph in a
 real store; session-scoped and read-only (the graph's 26,587 statements load once).
+
+TEXT2SPARQL'26: ``t2s26`` names the published files kept in ``tests/data/text2sparql-2026``
+(their ``README.md`` says where each comes from, under which licence, and which are excerpts);
+``ck26_gold`` and ``db26_gold`` are the questions files with the excerpts of the reference
+result sets as gold, restricted to the questions the excerpts hold.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,3 +155,84 @@ def ck25_executor(
     assert isinstance(executor, StoreExecutor)
     yield executor
     store.close()
+
+
+# ---------------------------------------------------------------------------- TEXT2SPARQL'26
+
+T2S26 = TEST_DATA / "text2sparql-2026"
+# The eight systems of the 2026 tables, in the published order of the overall table.
+SYSTEMS_2026 = (
+    "SPARQL-LLM",
+    "INFAI-ETI-AND-FRIENDS-A",
+    "ADFR",
+    "LIBER-AI-CLAUDE",
+    "IRIS",
+    "LIBER-AI-QWEN",
+    "INFAI-ETI-AND-FRIENDS-C",
+    "INFAI-ETI-AND-FRIENDS-B",
+)
+# The run each published DB26 table cell uses, where a system has several (IRIS: its second).
+PUBLISHED_RUN = {("db26", "IRIS"): 2}
+# The three systems whose result sets the tests score (excerpts).
+EXCERPT_SYSTEMS = ("SPARQL-LLM", "IRIS", "LIBER-AI-QWEN")
+
+
+@dataclass(frozen=True, slots=True)
+class T2s26Files:
+    """Where the kept 2026 files are."""
+
+    root: Path = T2S26
+
+    def questions(self, dataset: str) -> Path:
+        return self.root / dataset / f"questions_{dataset}.yml"
+
+    def reference(self, dataset: str) -> Path:
+        """The excerpt of the reference result set."""
+        return self.root / dataset / f"{dataset}_true_result_set.excerpt.json"
+
+    def suffix(self, dataset: str, system: str, run: int | None = None) -> str:
+        number = run if run is not None else PUBLISHED_RUN.get((dataset, system), 1)
+        return "" if number == 1 else str(number)
+
+    def results(self, dataset: str, system: str, run: int | None = None) -> Path:
+        """The official evaluation file (``*_results.json``) of a system's run."""
+        tail = self.suffix(dataset, system, run)
+        return self.root / dataset / system / f"{dataset}_results{tail}.json"
+
+    def predictions(self, dataset: str, system: str) -> Path:
+        """The excerpt of a system's published result set (the published run)."""
+        tail = self.suffix(dataset, system)
+        return self.root / dataset / system / f"{dataset}_pred_result_set{tail}.excerpt.json"
+
+    def all_results(self) -> list[Path]:
+        return sorted(self.root.glob("*/*/*_results*.json"))
+
+    def tables(self) -> dict[str, Any]:
+        return json.loads((self.root / "published_tables.json").read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def t2s26() -> T2s26Files:
+    """Return the kept TEXT2SPARQL'26 files."""
+    return T2s26Files()
+
+
+def excerpt_gold(files: T2s26Files, dataset: str) -> Dataset:
+    """Return a questions file with the reference excerpt as gold (the excerpt's questions)."""
+    reference = parse_file(files.reference(dataset))
+    kept = {q.id for q in reference.questions}
+    questions = parse_file(files.questions(dataset))
+    questions = replace(questions, questions=tuple(q for q in questions.questions if q.id in kept))
+    return with_gold_results(questions, reference, source=files.reference(dataset).name)
+
+
+@pytest.fixture(scope="session")
+def ck26_gold(t2s26: T2s26Files) -> Dataset:
+    """CK26 questions 1-11 (English and German) with the published reference results."""
+    return excerpt_gold(t2s26, "ck26")
+
+
+@pytest.fixture(scope="session")
+def db26_gold(t2s26: T2s26Files) -> Dataset:
+    """DB26 questions 1-14 (English and Spanish) with the published reference results."""
+    return excerpt_gold(t2s26, "db26")

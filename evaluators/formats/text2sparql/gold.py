@@ -3,7 +3,10 @@
 The questions file has no answers; the challenge publishes the reference results as a
 result-set file (``qname -> {value: relevance}``). ``with_gold_results`` checks that the two
 fit (every question has an entry, every entry is a question) and returns the questions with
-those answers (lexical forms, as the file keeps them). Pure.
+those answers (lexical forms, as the file keeps them). Where the result set names its ordered
+questions (``order_required``, 2026), that list decides which answers are ordered, as it does
+in the official evaluation: a question's ``RESULT_ORDER_MATTERS`` feature is added or removed
+to match, and every change is a warning naming the question. Pure.
 """
 
 from __future__ import annotations
@@ -11,7 +14,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from evaluators.errors import DatasetFormatError
-from evaluators.model import Dataset, SourceFormat, question_order
+from evaluators.formats.text2sparql.result_sets import order_listed
+from evaluators.model import (
+    ORDER_MATTERS,
+    Dataset,
+    ParseWarning,
+    Question,
+    SourceFormat,
+    question_order,
+)
 
 # Messages quote at most this many qnames.
 _QUOTED = 5
@@ -62,5 +73,24 @@ def with_gold_results(questions: Dataset, results: Dataset, *, source: str) -> D
         raise DatasetFormatError(
             "the result set does not fit the questions file: " + "; ".join(parts), source=source
         )
-    answered = tuple(replace(q, answers=gold[q.id].answers) for q in questions.questions)
-    return replace(questions, questions=answered)
+    answered: list[Question] = []
+    notes: list[ParseWarning] = []
+    for q in questions.questions:
+        ordered = order_listed(gold[q.id])
+        answered.append(replace(_ordered(q, ordered, notes), answers=gold[q.id].answers))
+    return replace(questions, questions=tuple(answered), warnings=(*questions.warnings, *notes))
+
+
+def _ordered(question: Question, ordered: bool | None, notes: list[ParseWarning]) -> Question:
+    """Return ``question`` with its order feature set as ``order_required`` says (if it says)."""
+    parts = question.text2sparql
+    if ordered is None or parts is None or parts.order_matters == ordered:
+        return question
+    if ordered:
+        features = tuple(sorted({*parts.features, ORDER_MATTERS}))
+        said = "listed in the result set's order_required, so its answers are ordered"
+    else:
+        features = tuple(f for f in parts.features if f != ORDER_MATTERS)
+        said = "not listed in the result set's order_required, so its answers are not ordered"
+    notes.append(ParseWarning(f"{said} (the questions file says otherwise)", question.id))
+    return replace(question, text2sparql=replace(parts, features=features))

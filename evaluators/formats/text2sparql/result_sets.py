@@ -11,11 +11,17 @@ so the answer set is marked ``lexical`` (IRI or literal, datatype and language a
 the values keep the file's order (the client writes them in the order the query returned
 them). ``{"true": 1}`` and ``{"true": 0}`` alone are the answers of an ASK query (true, false).
 Relevances are 1 (0 only for a false ASK answer): other values the client never writes are
-refused. A member ``order_required`` (the client's list of ordered questions) is ignored: the
-questions file's features say which answers are ordered.
+refused. The member ``order_required`` (the 2026 reference result sets: the qnames whose
+answers are ordered, on which the official evaluation computes ``ndcg``) is kept on every
+question of the file: a question it lists carries TEXT2SPARQL parts with the feature
+``RESULT_ORDER_MATTERS``, the others parts without it (``order_listed``); a file without the
+member leaves the parts unset, and the questions file's features decide. A name it lists that
+the file has no entry for, or twice, is refused.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pyoxigraph import Literal
 
@@ -30,7 +36,14 @@ from evaluators.formats.parsing.jsonfield import (
     required,
 )
 from evaluators.formats.parsing.question_fields import warn_duplicate_ids
-from evaluators.model import AnswerSet, Dataset, Question, SourceFormat
+from evaluators.model import (
+    ORDER_MATTERS,
+    AnswerSet,
+    Dataset,
+    Question,
+    SourceFormat,
+    Text2SparqlQuestion,
+)
 
 _ANSWER_KEYS = frozenset({"dataset", "question", "query", "endpoint", "qname", "uri"})
 ORDER_REQUIRED = "order_required"
@@ -80,22 +93,58 @@ def parse_answers(doc: object, diag: Diagnostics) -> Dataset:
 
 
 def parse_result_sets(doc: object, diag: Diagnostics) -> Dataset:
-    """Parse a decoded result-set file (``qname -> {value: relevance}``).
+    """Parse a decoded result-set file (``qname -> {value: relevance}``, maybe ``order_required``).
 
     Raises:
-        DatasetFormatError: it is not an object of objects, or a relevance is not 1 (0 for a
-            false ASK answer); the message names the qname and the value.
+        DatasetFormatError: it is not an object of objects, a relevance is not 1 (0 for a
+            false ASK answer), or ``order_required`` is not a list of the file's qnames; the
+            message names the qname and the value.
     """
     obj = expect_object(doc, "$", diag)
     questions = []
     for qname, values in obj.items():
         if qname == ORDER_REQUIRED:
-            diag.warn("ignored 'order_required': the questions' features say which answers "
-                      "are ordered")  # fmt: skip
             continue
         where = child("$", qname)
         questions.append(Question(id=qname, answers=(_answer(values, where, qname, diag),)))
+    if ORDER_REQUIRED in obj:
+        ordered = _order_required(obj[ORDER_REQUIRED], {q.id for q in questions}, diag)
+        questions = [_with_order(q, q.id in ordered) for q in questions]
     return Dataset(SourceFormat.TEXT2SPARQL_RESULTS, tuple(questions), warnings=diag.warnings())
+
+
+def _order_required(value: object, qnames: set[str], diag: Diagnostics) -> frozenset[str]:
+    where = child("$", ORDER_REQUIRED)
+    names = expect_list(value, where, diag)
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise diag.error(f"expected a qname, found {describe(name)}", path=item(where, i))
+        if name not in qnames:
+            raise diag.error(f"{quote(name)} is listed as ordered but has no result in the file",
+                             path=item(where, i))  # fmt: skip
+        if name in seen:
+            raise diag.error(f"{quote(name)} is listed twice", path=item(where, i))
+        seen.add(name)
+    return frozenset(seen)
+
+
+def _with_order(question: Question, ordered: bool) -> Question:
+    """Return a result-set question marked ordered or not (``order_listed`` reads it back)."""
+    prefix = question.id.split(":", 1)[0]
+    features = (ORDER_MATTERS,) if ordered else ()
+    return replace(question, text2sparql=Text2SparqlQuestion("", prefix, features=features))
+
+
+def order_listed(question: Question) -> bool | None:
+    """Return whether a result-set question is listed in ``order_required`` (``None``: the file
+    has no such member).
+
+    >>> order_listed(Question("x:1-en")), order_listed(_with_order(Question("x:1-en"), True))
+    (None, True)
+    """
+    parts = question.text2sparql
+    return None if parts is None else parts.order_matters
 
 
 def _relevance(value: object, path: str, diag: Diagnostics) -> int:

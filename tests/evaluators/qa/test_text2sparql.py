@@ -25,7 +25,7 @@ from evaluators.model import (
     SourceFormat,
     Text2SparqlQuestion,
 )
-from evaluators.qa import text2sparql
+from evaluators.qa import text2sparql, text2sparql_file
 from evaluators.qa.scoring import evaluate
 from evaluators.qa.trec import ndcg, set_measures, trec_ranking
 from tests.plugins.formats import T2sFiles
@@ -177,15 +177,15 @@ def _changed(gold: Dataset, answers: dict[str, Question]) -> dict[str, int]:
     """How many questions each corrected rule alone changes (the per-question headline)."""
     out = {}
     for rule in ("booleans_by_value", "rdf_terms", "row_order", "empty_reference_right"):
-        alone = text2sparql.Rules(**{rule: True})
+        alone = text2sparql_file.Rules(**{rule: True})
         out[rule] = sum(
             1
             for q in gold.questions
             if q.answers is not None
-            and text2sparql.headline_value(
-                text2sparql.question_values(q, answers.get(q.id), text2sparql.Rules())[0]
+            and text2sparql_file.headline_value(
+                text2sparql.question_values(q, answers.get(q.id), text2sparql_file.Rules())[0]
             )
-            != text2sparql.headline_value(
+            != text2sparql_file.headline_value(
                 text2sparql.question_values(q, answers.get(q.id), alone)[0]
             )
         )

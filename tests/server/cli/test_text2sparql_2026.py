@@ -1,0 +1,70 @@
+"""``qabench evaluate --profile text2sparql-2026``: the 2026 shape and the official files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+from tests.plugins.formats import T2sFiles
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_a_2025_result_set_in_the_2026_shape_with_the_official_files(
+    capsys: pytest.CaptureFixture[str], t2s_files: T2sFiles, tmp_path: Path
+) -> None:
+    pred = t2s_files.result("IIS-Q", "db25", "system_result_set")
+    argv = (
+        "--data-dir", str(tmp_path / "data"), "evaluate",
+        "--dataset", str(t2s_files.questions("db25")),
+        "--gold-results", str(t2s_files.reference("db25")),
+        "--answers", str(pred), "--profile", "text2sparql-2026",
+        "--official-dir", str(tmp_path / "official"), "--json",
+    )  # fmt: skip
+    status, out, err = _run(capsys, *argv)
+    assert status == 0, err
+    doc = json.loads(out)["text2sparql_eval"]
+    published = json.loads(t2s_files.result("IIS-Q", "db25", "eval").read_text())
+    qnames = [q for q in published if q != "average"]
+    assert len(qnames) == 200 and all(doc[q] == published[q] for q in qnames)
+    assert sorted(k for k in doc if k.startswith("average")) == [
+        "average", "average-en", "average-es"
+    ]  # fmt: skip
+    assert doc["average"]["set_F_ndcg"] == published["average"]["set_F_ndcg"]
+    assert doc["average-es"]["set_F"] == published["average"]["set_F-es"]
+    assert "set_F-es" not in doc["average"]
+    written = sorted(p.name for p in (tmp_path / "official").iterdir())
+    assert written == [
+        "db25_pred_result_set.json", "db25_results.json", "db25_true_result_set.json"
+    ]  # fmt: skip
+    assert json.loads((tmp_path / "official" / "db25_results.json").read_text()) == doc
+    pred_written = json.loads((tmp_path / "official" / "db25_pred_result_set.json").read_text())
+    assert pred_written == json.loads(pred.read_text())  # what was scored, value for value
+    true_written = json.loads((tmp_path / "official" / "db25_true_result_set.json").read_text())
+    reference = json.loads(t2s_files.reference("db25").read_text())
+    assert {k: v for k, v in true_written.items() if k != "order_required"} == reference
+    assert true_written["order_required"] and "ordered" not in err
+    # the files are never overwritten: a second run refuses before it scores
+    status, out, err = _run(capsys, *argv)
+    assert status == 2 and "db25_results.json exists" in json.loads(out)["error"]["message"]
+
+
+def test_official_files_are_only_for_text2sparql_profiles(
+    capsys: pytest.CaptureFixture[str], t2s_files: T2sFiles, tmp_path: Path
+) -> None:
+    status, out, _ = _run(
+        capsys, "--data-dir", str(tmp_path / "data"), "evaluate",
+        "--dataset", str(t2s_files.questions("ck25")),
+        "--gold-results", str(t2s_files.reference("ck25")),
+        "--answers", str(t2s_files.result("WSE", "ck25", "system_result_set")),
+        "--profile", "strict", "--official-dir", str(tmp_path / "o"), "--json",
+    )  # fmt: skip
+    assert status == 2 and "for the TEXT2SPARQL profiles" in json.loads(out)["error"]["message"]
+    assert not (tmp_path / "o").exists()
