@@ -166,6 +166,10 @@ class EvaluationConfig:
     execute_queries: bool = _LIMITS.execute_queries
     query_timeout_seconds: float = _LIMITS.query_timeout_seconds
     query_max_rows: int = _LIMITS.query_max_rows
+    # TEXT2SPARQL systems (the challenge's protocol): one attempt's time, retries, sleep between.
+    text2sparql_timeout_seconds: float = _LIMITS.text2sparql_timeout_seconds
+    text2sparql_retries: int = _LIMITS.text2sparql_retries
+    text2sparql_retry_sleep_seconds: float = _LIMITS.text2sparql_retry_sleep_seconds
     # Answers-file ids the dataset lacks: false ignores them with a listed warning (GERBIL QA),
     # true refuses the file (`--strict-ids` for one command).
     strict_ids: bool = False
@@ -286,6 +290,9 @@ _RANGES: dict[str, tuple[float, float]] = {
     "evaluation.error_tolerance": (0, 1),
     "evaluation.query_timeout_seconds": (0.1, 3600),
     "evaluation.query_max_rows": (1, 10_000_000),
+    "evaluation.text2sparql_timeout_seconds": (0.01, 86400),
+    "evaluation.text2sparql_retries": (0, 100),
+    "evaluation.text2sparql_retry_sleep_seconds": (0, 3600),
     "evaluation.concurrency_per_system": (1, 256),
     "evaluation.parallel_tasks": (1, 64),
     "rag.top_k": (1, 1000),

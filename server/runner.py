@@ -61,6 +61,9 @@ def run_limits(config: Config) -> RunLimits:
         execute_queries=ev.execute_queries,
         query_timeout_seconds=ev.query_timeout_seconds,
         query_max_rows=ev.query_max_rows,
+        text2sparql_timeout_seconds=ev.text2sparql_timeout_seconds,
+        text2sparql_retries=ev.text2sparql_retries,
+        text2sparql_retry_sleep_seconds=ev.text2sparql_retry_sleep_seconds,
     )
 
 

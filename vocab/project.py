@@ -41,6 +41,7 @@ CLASSES = [
     "SoftwareRelease",
     "AskingRun",
     "SystemAnswer",
+    "Retry",
     # retrieval-augmented answering
     "RagRun",
     "RetrievedDocument",
@@ -71,6 +72,7 @@ PROPERTIES = [
     "severity",
     "code",
     "message",
+    "retry",
     "line",
     "column",
     "warning",

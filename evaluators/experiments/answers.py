@@ -82,7 +82,28 @@ def reply_quads(
         triples.append((node, QAB.executedQuery, Literal(reply.executed)))
     if reply.execution_problem is not None:
         triples.append((node, QAB.executionProblem, Literal(reply.execution_problem)))
+    # the retry log, one numbered line a node (the store keeps no order of literals)
+    for n, line in enumerate(reply.retries):
+        entry = iris.sub_iri(node, "retry", str(n))
+        triples += [
+            (node, QAB.retry, entry),
+            (entry, RDF.type, QAB.Retry),
+            (entry, QAB.position, Literal(n)),
+            (entry, QAB.message, Literal(line)),
+        ]
     return [Quad(s, p, o, g) for s, p, o in triples]
+
+
+def _retries(quads: list[Quad]) -> tuple[str, ...]:
+    entries = {q.object for q in quads if q.predicate == QAB.retry}
+    lines: dict[int, str] = {}
+    for entry in entries:
+        found = [q for q in quads if q.subject == entry]
+        position = _flag(found, QAB.position)
+        message = _flag(found, QAB.message)
+        if position is not None and message is not None:
+            lines[int(position.value)] = message.value
+    return tuple(lines[n] for n in sorted(lines))
 
 
 def _subtree(store: RdfStore, node: NamedNode, graph: NamedNode) -> Iterable[Quad]:
@@ -122,7 +143,8 @@ def stored_replies(
         (answer,) = questions_from_quads(quads, kind=QAB.SystemAnswer) or (None,)
         if answer is None:
             continue
-        error = _flag(quads, QAB.message)
+        own = [q for q in quads if q.subject == node]
+        error = _flag(own, QAB.message)
         millis = _flag(quads, QAB.millis)
         executed = _flag(quads, QAB.executedQuery)
         problem = _flag(quads, QAB.executionProblem)
@@ -134,6 +156,7 @@ def stored_replies(
             float(millis.value) if millis is not None else None,
             executed.value if executed is not None else None,
             problem.value if problem is not None else None,
+            _retries(quads),
         )
     return found
 

@@ -24,7 +24,7 @@ from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
 from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
 from evaluators.systems.protocol import QASystem, RequestGate, SystemKind
 from evaluators.systems.registry import SystemRegistry
-from evaluators.systems.text2sparql import Text2SparqlSystem
+from evaluators.systems.text2sparql import AskProtocol, Text2SparqlSystem
 from evaluators.systems.webservice import RequestPolicy, WebServiceSystem
 from store.protocol import RdfStore
 
@@ -52,6 +52,10 @@ class RunLimits:
     execute_queries: bool = True
     query_timeout_seconds: float = 30.0
     query_max_rows: int = 10_000
+    # TEXT2SPARQL systems: the challenge's protocol (2026 client: 180 s, 5 retries 15 s apart)
+    text2sparql_timeout_seconds: float = AskProtocol().timeout_seconds
+    text2sparql_retries: int = AskProtocol().retries
+    text2sparql_retry_sleep_seconds: float = AskProtocol().retry_sleep_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +203,17 @@ class SystemHandles:
             max_response_bytes=self._limits.max_response_bytes,
             user_agent=f"qabench/{self._release.version}",
         )
-        kind = Text2SparqlSystem if description.kind is SystemKind.TEXT2SPARQL else WebServiceSystem
-        system = kind(url, policy)
+        system: WebServiceSystem
+        if description.kind is SystemKind.TEXT2SPARQL:
+            limits = self._limits
+            protocol = AskProtocol(
+                description.timeout_seconds or limits.text2sparql_timeout_seconds,
+                limits.text2sparql_retries,
+                limits.text2sparql_retry_sleep_seconds,
+            )
+            system = Text2SparqlSystem(url, policy, protocol)
+        else:
+            system = WebServiceSystem(url, policy)
         gate = RequestGate(concurrency, self._limits.min_request_interval_seconds)
         return SystemHandle(system, gate, concurrency, system.close, description.kind)
 

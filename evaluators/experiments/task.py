@@ -39,7 +39,7 @@ from evaluators.qa.markings import Markings
 from evaluators.qa.scoring import evaluate
 from evaluators.results import BIOASQ_PROFILE, EvaluationResult, MeasureValue
 from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
-from evaluators.systems.protocol import QASystem, RequestGate
+from evaluators.systems.protocol import QASystem, RequestGate, RetryingSystem
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,8 @@ class Reply:
     millis: float | None = None
     executed: str | None = None
     execution_problem: str | None = None
+    # the system's retry log of this question (TEXT2SPARQL protocol), in the client's words
+    retries: tuple[str, ...] = ()
 
     @property
     def answered(self) -> bool:
@@ -259,6 +261,8 @@ def ask_questions(
                 if answer is not None and answer.id != question.id:
                     answer = replace(answer, id=question.id)
                 reply = Reply(question.id, answer, millis=elapsed)
+            if isinstance(system, RetryingSystem):
+                reply = replace(reply, retries=system.retries_of(question.id))
         if complete is not None and reply.answered:
             reply = complete(question, reply)
         done = box.add(reply)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from evaluators.errors import (
@@ -62,6 +62,15 @@ class QASystem(Protocol):
 
     def answer(self, question: Question, language: str) -> Question | None:
         """Return the system's answer to ``question`` asked in ``language`` (``None``: none)."""
+        ...
+
+
+@runtime_checkable
+class RetryingSystem(Protocol):
+    """A system that retries failed calls and keeps, per question, the log of its retries."""
+
+    def retries_of(self, question_id: str) -> tuple[str, ...]:
+        """Return the retry log of the last time ``question_id`` was asked (empty: none)."""
         ...
 
 

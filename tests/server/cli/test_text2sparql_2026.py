@@ -1,4 +1,4 @@
-"""``qabench evaluate --profile text2sparql-2026``: the 2026 shape and the official files."""
+"""TEXT2SPARQL'26 from the command line: the 2026 shape, the official files, the ask protocol."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from evaluators.experiments.answers import stored_replies
+from evaluators.experiments.model import AskingUnit
 from server.cli import main
+from store.triplestore import TripleStore
+from tests.evaluators.systems.test_text2sparql_protocol import QUERY, FailingEndpoint
 from tests.plugins.formats import T2sFiles
 
 
@@ -68,3 +72,63 @@ def test_official_files_are_only_for_text2sparql_profiles(
     )  # fmt: skip
     assert status == 2 and "for the TEXT2SPARQL profiles" in json.loads(out)["error"]["message"]
     assert not (tmp_path / "o").exists()
+
+
+def test_an_experiment_retries_a_failing_endpoint_and_records_the_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    questions = tmp_path / "ex.yml"
+    questions.write_text(
+        "dataset: {id: 'https://ex.org/c/', prefix: ex}\nquestions:\n"
+        + "".join(
+            f"  - {{id: {n}, question: {{en: 'Q{n}?'}}, query: {{sparql: '{QUERY}'}}}}\n"
+            for n in (1, 2)
+        )
+    )
+    reference = tmp_path / "ex_true_result_set.json"
+    reference.write_text(
+        json.dumps({"ex:1-en": {"http://ex.org/a": 1}, "ex:2-en": {"http://ex.org/a": 1}})
+    )
+    graph = tmp_path / "kb.ttl"
+    graph.write_text("<http://ex.org/a> a <http://ex.org/C> .\n")
+    config = tmp_path / "fast.toml"
+    config.write_text(
+        f'[store]\ndata_dir = "{tmp_path / "data"}"\n[evaluation]\n'
+        "text2sparql_timeout_seconds = 0.5\ntext2sparql_retries = 2\n"
+        "text2sparql_retry_sleep_seconds = 0.01\n"
+    )
+    cfg = ("--config", str(config))
+    endpoint = FailingEndpoint({"Q1?": ["503"], "Q2?": ["500"] * 9})
+    try:
+        for argv in (("kb", "load", str(graph), "--name", "tiny"),
+                     ("datasets", "load", str(questions), "--gold-results", str(reference))):  # fmt: skip
+            status, _, err = _run(capsys, *cfg, *argv)
+            assert status == 0, err
+        status, out, err = _run(capsys, *cfg, "experiment", "run", "--dataset", "ex", "--kb", "tiny",
+                                "--text2sparql", f"sys={endpoint.url}",
+                                "--profile", "text2sparql-2026", "--json")  # fmt: skip
+    finally:
+        endpoint.close()
+    assert status == 0, err
+    doc = json.loads(out)
+    (task,) = doc["tasks"]
+    assert task["errors"] == 1 and task["state"] == "finished"
+    evaluation = task["text2sparql_eval"]
+    assert evaluation["ex:1-en"]["set_F"] == 1.0 and evaluation["ex:2-en"]["set_F"] == 0.0
+    assert len(endpoint.requests) == 2 + 3  # Q1 twice, Q2 once and twice more
+    store = TripleStore.open(tmp_path / "data" / "store")
+    try:
+        base = "http://localhost:8080"
+        replies = stored_replies(store, base, doc["id"], AskingUnit("sys", "ex", 1, "en"))
+    finally:
+        store.close()
+    assert replies["ex:1-en"].retries == (
+        "ex:1-en | HTTP 503",
+        "ex:1-en | Retrying (1/2) after 0.01 seconds...",
+    )
+    assert (
+        replies["ex:2-en"]
+        .retries[-1]
+        .endswith("Maximum number of retries reached. Skipping question.")
+    )
+    assert replies["ex:2-en"].error == "http-status: HTTP 500"
