@@ -72,6 +72,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow  # a fresh interpreter with a query pool per case
 @pytest.mark.skipif(JEMALLOC is None, reason="libjemalloc2 is not installed")
 @pytest.mark.parametrize("allocator", ["jemalloc", "system"])
 def test_the_processes_of_a_query_pool_are_found_with_their_allocators(
