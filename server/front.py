@@ -233,7 +233,7 @@ class SparqlFront:
             client,
             prepared,
             job,
-            svc.modified,
+            svc.modified_for(True),
             accepts,
             time.monotonic() + waiting,
         )
@@ -379,10 +379,13 @@ class SparqlFront:
         vary = ["Accept", *(["Accept-Encoding"] if textual else [])]
         if self._limits.sparql.per_minute > 0:
             vary.append("Cookie")
+        date, modified = caching.dated(query.modified)
         headers += [
             ("Vary", ", ".join(vary)),
             ("ETag", quote_etag(etag)),
-            ("Last-Modified", caching.http_time(query.modified)),
+            ("Date", date),
+            ("Last-Modified", modified),
+            ("Cache-Control", caching.PUBLIC_CACHE),
             *GRANT,
             *SECURITY_HEADERS.items(),
             ("X-Request-Id", new_request_id()),

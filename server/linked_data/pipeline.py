@@ -43,8 +43,8 @@ from server.web.representations import HTML, Representation
 D = TypeVar("D")
 
 # Cache-Control of each kind of response.
-PUBLIC_CACHE = "no-cache"
-OPENED_CACHE = "private, no-store"
+PUBLIC_CACHE = caching.PUBLIC_CACHE
+OPENED_CACHE = caching.OPENED_CACHE
 SESSION_CACHE = "no-store"
 
 

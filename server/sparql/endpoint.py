@@ -246,6 +246,8 @@ class Prepared(NamedTuple):
     default: tuple[str, ...] | None
     named: tuple[str, ...] | None
     private: bool
+    # whether the reader's tokens opened nothing: validators follow public content only
+    public: bool = True
 
     @property
     def html(self) -> bool:
@@ -270,9 +272,12 @@ def prepare(svc: Services, req: ProtocolRequest, found: ProtocolQuery, vis: Visi
     facts = _CHECKS.verdict(query, f"{svc.base}/sparql", svc.config.server)
     graph = facts.form in ("CONSTRUCT", "DESCRIBE")
     choice = _negotiate(req, graph)
-    etag = svc.etag("sparql", query, *found.default, "|", *found.named, choice.rep.key, vis.key)
+    public = not vis.unlocked
+    etag = svc.etag(
+        "sparql", query, *found.default, "|", *found.named, choice.rep.key, vis.key, public=public
+    )
     default, named, private = _dataset(facts, found.default, found.named, vis)
-    return Prepared(query, facts, choice, etag, default, named, private)
+    return Prepared(query, facts, choice, etag, default, named, private, public)
 
 
 def query_job(svc: Services, prepared: Prepared, vis: Visibility, view: View) -> QueryJob:
@@ -428,22 +433,34 @@ def endpoint() -> Response:
         check_rate(limits().sparql, "SPARQL queries")
     vis = svc.visibility(request_tokens())
     prepared = prepare(svc, req, found, vis)
-    if caching.not_modified(prepared.etag, svc.modified):
+    modified = svc.modified_for(prepared.public)
+    if caching.not_modified(prepared.etag, modified):
         response = caching.finish(
             Response(status=304),
             prepared.etag,
             weak=prepared.html,
-            last_modified=svc.modified,
+            last_modified=modified,
             not_modified_now=True,
         )
         response.vary.add("Accept")
-        return grant(response)
+        return grant(_cache_rules(response, prepared))
     outcome = _evaluate(svc, prepared, vis)
     if prepared.html and outcome.failure is None:
         response = page.results_page(prepared.query, outcome)
     else:
         response = _respond(outcome, svc.config.server)
         response.vary.add("Accept")
-    caching.finish(response, prepared.etag, weak=prepared.html, last_modified=svc.modified)
+    caching.finish(response, prepared.etag, weak=prepared.html, last_modified=modified)
     # Query responses are reads whatever the method (server.web.headers also covers errors).
-    return grant(response)
+    return grant(_cache_rules(response, prepared))
+
+
+def _cache_rules(response: Response, prepared: Prepared) -> Response:
+    """Cache results as documents are cached: revalidated when public, never kept by shared
+    caches (nor stored) when the reader's tokens opened something."""
+    if prepared.public:
+        response.headers["Cache-Control"] = caching.PUBLIC_CACHE
+    else:
+        response.headers["Cache-Control"] = caching.OPENED_CACHE
+        response.vary.update(("Authorization", "Cookie"))
+    return response

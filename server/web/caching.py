@@ -20,6 +20,7 @@ It sets no security headers (those belong elsewhere) and never caches bodies its
 from __future__ import annotations
 
 import gzip
+import time
 from datetime import UTC, datetime
 
 from flask import Flask, Response, request
@@ -81,6 +82,22 @@ def not_modified(etag: str, last_modified: float | None = None) -> bool:
     return False
 
 
+# Cache-Control of public content (revalidate) and of content a token opened.
+PUBLIC_CACHE = "no-cache"
+OPENED_CACHE = "private, no-store"
+
+
+def dated(last_modified: float, now: float | None = None) -> tuple[str, str]:
+    """Return ``Date`` and ``Last-Modified`` for a response made ``now``: the change is never
+    later than the answer (a write during the request must not date the body after it).
+
+    >>> dated(100.0, 50.0)
+    ('Thu, 01 Jan 1970 00:00:50 GMT', 'Thu, 01 Jan 1970 00:00:50 GMT')
+    """
+    moment = time.time() if now is None else now
+    return http_time(moment), http_time(min(last_modified, moment))
+
+
 def finish(
     response: Response,
     etag: str,
@@ -104,7 +121,8 @@ def finish(
         response.headers.pop("Content-Length", None)
     response.set_etag(etag, weak=weak)
     if last_modified is not None:
-        response.headers["Last-Modified"] = http_time(last_modified)
+        # Date set here (waitress would date the response from when the request began)
+        response.headers["Date"], response.headers["Last-Modified"] = dated(last_modified)
     return response
 
 

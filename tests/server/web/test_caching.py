@@ -6,11 +6,13 @@ from __future__ import annotations
 import gzip
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from pyoxigraph import RdfFormat, parse
 from werkzeug.http import http_date, parse_date
 
+from server.web import caching
 from tests.plugins.server import OWNER_TOKEN, PRIVATE_EXPERIMENT, public_write
 
 EXPERIMENT = "/experiment/202401010001"
@@ -237,3 +239,52 @@ def test_a_token_holder_shares_what_reads_no_token(client: Any, path: str, how: 
         # the anonymous reader's body and validator: the token changed nothing here
         assert opened.get_data() == anonymous.get_data()
         assert opened.headers["ETag"] == anonymous.headers["ETag"]
+
+
+# --- /sparql by the same rules (issue 41) ------------------------------------------------------
+
+SPARQL_ASK = {"query": "ASK { ?s ?p ?o }"}
+
+
+def test_sparql_validators_follow_public_content_only(app: Any, client: Any) -> None:
+    first = client.get("/sparql", query_string=SPARQL_ASK)
+    assert first.status_code == 200 and first.headers["Cache-Control"] == "no-cache"
+    tag, modified = first.get_etag()[0], first.headers["Last-Modified"]
+    time.sleep(1.1)
+    # A private experiment changes: no public validator moves (they did).
+    public_write(app, f"http://qabench.test/graph/experiment/{PRIVATE_EXPERIMENT}")
+    same = client.get("/sparql", query_string=SPARQL_ASK)
+    assert same.get_etag()[0] == tag and same.headers["Last-Modified"] == modified
+    assert (
+        client.get(
+            "/sparql", query_string=SPARQL_ASK, headers={"If-None-Match": f'"{tag}"'}
+        ).status_code
+        == 304
+    )
+    public_write(app)
+    moved = client.get("/sparql", query_string=SPARQL_ASK)
+    assert moved.get_etag()[0] != tag and moved.headers["Last-Modified"] != modified
+    # never later than the answer's own date
+    assert parse_date(moved.headers["Last-Modified"]) <= parse_date(moved.headers["Date"])
+
+
+@pytest.mark.parametrize("how", ["bearer", "query", "cookie"])
+def test_sparql_results_a_token_opened_are_private(client: Any, how: str) -> None:
+    query = "SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+    accept = {"Accept": "application/sparql-results+json"}
+    if how == "query":
+        path = "/sparql?" + urlencode({"query": query, "token": OWNER_TOKEN})
+        opened = client.get(path, headers=accept)
+    else:
+        opened = _with_token(client, "/sparql?" + urlencode({"query": query}), how, accept)
+    assert opened.status_code == 200
+    assert PRIVATE_EXPERIMENT in opened.get_data(as_text=True)  # the token opened something
+    assert opened.headers["Cache-Control"] == "private, no-store"
+    assert {"Authorization", "Cookie"} <= set(opened.vary)
+
+
+def test_last_modified_is_never_later_than_date() -> None:
+    date, modified = caching.dated(2_000_000_000.0, 1_000_000_000.0)
+    assert parse_date(modified) == parse_date(date)
+    date, modified = caching.dated(1_000_000_000.0, 2_000_000_000.0)
+    assert parse_date(modified) < parse_date(date)
