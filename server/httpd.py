@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 # load that is a log line per request, paid by the serving process on every one of them.
 logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
+# A request still arriving after this long holds a place without using it (shed first when
+# the server is near its connection limit).
+STALLED_SECONDS = 1.0
 # Paths whose requests may carry an upload (POST bodies up to server.max_upload_bytes).
 UPLOAD_PATHS = ("/upload/dataset", "/experiments/new", "/update")
 _REFUSED = (
@@ -304,11 +307,22 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
         channel.last_activity = time.time()
 
     def maintenance(self, now: float) -> None:
-        """Close idle connections and requests that arrive too slowly (runs every second)."""
+        """Close idle connections and requests that arrive too slowly (runs every second).
+
+        Near the connection limit (80 %) connections that hold a place without using it go
+        first until the server is back at 70 %: idle keep-alive connections, oldest first,
+        then requests that have been arriving for longer than ``STALLED_SECONDS`` (a head or
+        a body still incomplete), the longest-arriving first. A complete request arrives in
+        milliseconds; half-sent ones, reopened as soon as closed, held every place until
+        their timeouts (issue 41: 40 addresses under the per-address cap, 4 of 12 probes
+        timed out).
+        """
         clock = time.monotonic()
         limits = self.limits
-        crowded = len(self._map) > 0.8 * self.adj.connection_limit
+        open_now = len(self._map)
+        crowded = open_now > 0.8 * self.adj.connection_limit
         idle: list[tuple[float, Any]] = []
+        stalled: list[tuple[float, Any]] = []
         for channel in list(self.active_channels.values()):
             started = getattr(channel, "request_started", None)
             if started is not None:
@@ -316,14 +330,20 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
                 limit = limits.request_timeout if head_done else limits.header_timeout
                 if clock - started > limit:
                     channel.will_close = True
+                elif clock - started > STALLED_SECONDS and not channel.requests:
+                    stalled.append((started, channel))
             elif not channel.requests and not channel.total_outbufs_len:
                 if now - channel.last_activity > limits.idle_timeout:
                     channel.will_close = True
                 else:
                     idle.append((channel.last_activity, channel))
         if crowded:
-            # near the limit: idle keep-alive connections go first, oldest first
-            for _, channel in sorted(idle, key=lambda item: item[0])[: max(1, len(idle) // 2)]:
+            need = max(1, open_now - int(0.7 * self.adj.connection_limit))
+            idle.sort(key=lambda item: item[0])
+            stalled.sort(key=lambda item: item[0])
+            shed = idle[: max(need, len(idle) // 2)]
+            shed += stalled[: max(0, need - len(shed))]
+            for _, channel in shed:
                 channel.will_close = True
 
 

@@ -190,3 +190,70 @@ def test_a_request_framed_by_both_length_and_chunks_is_refused(url: str, version
         assert len(re.findall(rb"(?:^|\r\n)HTTP/1\.[01] \d{3} ", received)) == 1, received
     finally:
         sock.close()
+
+
+def test_half_sent_requests_reopened_at_once_leave_room_for_others() -> None:
+    # Issue 41: half-sent requests from 40 addresses (under the per-address cap), reopened as
+    # soon as closed, held every connection: only idle ones were closed when crowded.
+    settings = replace(
+        SETTINGS,
+        connection_limit=60,
+        connections_per_client=18,
+        header_timeout_seconds=30.0,  # only the pressure of the crowd may cut them here
+        request_timeout_seconds=60.0,
+    )
+    servers, events, adjustments = httpd.create_servers(_app, settings, "127.0.0.1", 0)
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=httpd.run, args=(servers, events, adjustments, stop), daemon=True
+    )
+    thread.start()
+    host, port = httpd.bound_addresses(servers)[0]
+    url = f"http://{host}:{port}"
+    done = threading.Event()
+
+    def attacker(source: str) -> None:
+        held: list[socket.socket] = []
+        while not done.is_set():
+            for sock in list(held):
+                try:
+                    sock.settimeout(0.01)
+                    if sock.recv(100) == b"":
+                        raise OSError("closed")
+                except TimeoutError:
+                    continue
+                except OSError:
+                    held.remove(sock)
+                    sock.close()
+            while len(held) < 17 and not done.is_set():
+                try:
+                    sock = _connect(url, source)
+                    sock.sendall(b"POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Le")
+                except OSError:
+                    break
+                held.append(sock)
+            time.sleep(0.05)
+        for sock in held:
+            sock.close()
+
+    attackers = [
+        threading.Thread(target=attacker, args=(f"127.0.1.{n}",), daemon=True) for n in range(1, 5)
+    ]
+    for worker in attackers:
+        worker.start()
+    try:
+        time.sleep(2.0)  # 68 half-sent connections want in; 60 may be open
+        answered = 0
+        for _ in range(12):
+            try:
+                if httpx.get(url + "/", timeout=4).status_code == 200:
+                    answered += 1
+            except httpx.HTTPError:
+                pass
+        assert answered == 12
+    finally:
+        done.set()
+        for worker in attackers:
+            worker.join(10)
+        httpd.stop_soon(servers, stop)
+        thread.join(10)
