@@ -203,9 +203,29 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
         self.refused = 0
         self.front: Front | None = None
         self.loop_thread = 0
+        # Guards the trigger pipe: once the loop has closed it, waking it is a no-op.
+        self._trigger_lock = threading.Lock()
+        self._trigger_closed = False
         parser = type("Parser", (_Parser,), {"limits": limits})
         self.channel_class = type("Channel", (_Channel,), {"parser_class": parser})
         super().__init__(application, **kwargs)
+
+    def pull_trigger(self) -> None:
+        """Wake the event loop (from any thread); nothing once the loop has ended.
+
+        The loop closes its trigger pipe when it ends, and a thread that wakes it afterwards
+        (a teardown's ``stop_soon``, a worker finishing a response) would write to a closed
+        descriptor: EBADF, or one byte into whatever file took the number since.
+        """
+        with self._trigger_lock:
+            if not self._trigger_closed:
+                super().pull_trigger()
+
+    def close_trigger(self) -> None:
+        """Close the trigger pipe (the loop's last step); later wakes do nothing."""
+        with self._trigger_lock:
+            self._trigger_closed = True
+            self.trigger.close()
 
     def client_of(self, addr: Any) -> str:
         """Return the client key of a peer address."""
@@ -433,6 +453,8 @@ def run(
         log.info("stopping the HTTP server")
     finally:
         servers[0].task_dispatcher.shutdown()
+        for server in servers:
+            server.close_trigger()
         wasyncore.close_all(events)
 
 

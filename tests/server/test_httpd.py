@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-from waitress import wasyncore
 
 from server import httpd
 from server.config import ServerConfig
@@ -42,18 +41,23 @@ def _app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     servers, events, adjustments = httpd.create_servers(_app, SETTINGS, "127.0.0.1", 0)
-    thread = threading.Thread(target=httpd.run, args=(servers, events, adjustments), daemon=True)
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=httpd.run, args=(servers, events, adjustments, stop), daemon=True
+    )
     thread.start()
     host, port = httpd.bound_addresses(servers)[0]
     yield f"http://{host}:{port}"
-    wasyncore.close_all(events)
+    # The loop closes what it polls itself (closing it from here would race its poll).
+    httpd.stop_soon(servers, stop)
+    thread.join(30)
 
 
 def _connect(url: str, source: str = "127.0.0.2") -> socket.socket:
     host, port = url.removeprefix("http://").split(":")
     sock = socket.socket()
     sock.bind((source, 0))
-    sock.settimeout(5)
+    sock.settimeout(15)  # generous: a read that waits this long means nobody closed it
     sock.connect((host, int(port)))
     return sock
 
@@ -69,11 +73,11 @@ def _read_until(sock: socket.socket, marker: bytes) -> bool:
     return True
 
 
-def _timed_get(url: str) -> float:
-    started = time.monotonic()
-    response = httpx.get(url + "/", timeout=5)
-    assert response.status_code == 200
-    return time.monotonic() - started
+def _served(url: str) -> bool:
+    # Answered at all: without the per-client cap the server stops accepting once the held
+    # connections reach its connection limit, and this request waits until its timeout. (The
+    # time it takes is not asserted: on a loaded machine any bound is a guess.)
+    return httpx.get(url + "/", timeout=30).status_code == 200
 
 
 def test_one_address_holding_300_connections_leaves_others_served(url: str) -> None:
@@ -85,14 +89,14 @@ def test_one_address_holding_300_connections_leaves_others_served(url: str) -> N
             sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
         held.append(sock)
     try:
-        times = [_timed_get(url) for _ in range(20)]
+        served = [_served(url) for _ in range(20)]
         for sock in held:
             try:
                 data = sock.recv(200)
             except TimeoutError:
                 continue
             refused += b"503" in data
-        assert max(times) < 2.0
+        assert all(served)
         assert refused >= 300 - SETTINGS.connections_per_client
     finally:
         for sock in held:
@@ -101,16 +105,16 @@ def test_one_address_holding_300_connections_leaves_others_served(url: str) -> N
 
 def test_a_request_head_sent_slowly_is_cut_off(url: str) -> None:
     sock = _connect(url)
-    started = time.monotonic()
     try:
         for piece in (b"GET / HTTP/1.1\r\n", b"Host: x\r\n", b"X-A: 1\r\n", b"X-B: 2\r\n"):
             sock.sendall(piece)
             time.sleep(0.6)
     except OSError:
         pass  # closed under us: what should happen
+    # Closed by the server (without the header timeout the read below would wait for the
+    # socket's own timeout and raise).
     with contextlib.suppress(ConnectionResetError):
         assert sock.recv(100) == b""
-    assert time.monotonic() - started < 4.5
     sock.close()
 
 
@@ -119,10 +123,11 @@ def test_an_idle_keep_alive_connection_is_closed(url: str) -> None:
     sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     received = sock.recv(1000)
     assert b"200 OK" in received
-    started = time.monotonic()
-    while chunk := sock.recv(1000):  # the rest of the answer, then the close once idle
+    # The rest of the answer, then the close once idle (without it the read would wait for
+    # the socket's own timeout and raise).
+    while chunk := sock.recv(1000):
         received += chunk
-    assert time.monotonic() - started < 4 and received.endswith(b"read 0")
+    assert received.endswith(b"read 0")
     sock.close()
 
 
@@ -143,14 +148,11 @@ def test_a_body_over_the_limit_of_its_path_is_refused_before_it_is_read(
         sock.sendall(
             f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode()
         )
-        sock.settimeout(0.5)
-        try:
-            answer = sock.recv(200)
-        except TimeoutError:
-            answer = b""  # waiting for the body
-        assert (b"413" in answer) == refused
-        if not refused:
-            sock.settimeout(5)
+        if refused:
+            # Answered before the body was sent (a server that waits for it never answers).
+            assert b"413" in sock.recv(200)
+        else:
+            # Read and answered (a refusal would answer 413 and close instead).
             sock.sendall(b"x" * length)
             assert _read_until(sock, f"read {length}".encode())
     finally:
@@ -257,3 +259,19 @@ def test_half_sent_requests_reopened_at_once_leave_room_for_others() -> None:
             worker.join(10)
         httpd.stop_soon(servers, stop)
         thread.join(10)
+
+
+def test_waking_a_stopped_loop_is_harmless() -> None:
+    # The loop closes its trigger pipe when it ends; a thread that wakes it afterwards (a
+    # teardown's stop_soon, a worker thread finishing a response) must not write to the closed
+    # descriptor (EBADF, or worse, a file that took its number since).
+    servers, events, adjustments = httpd.create_servers(_app, SETTINGS, "127.0.0.1", 0)
+    stop = threading.Event()
+    thread = threading.Thread(target=httpd.run, args=(servers, events, adjustments, stop))
+    thread.start()
+    httpd.stop_soon(servers, stop)
+    thread.join(30)
+    assert not thread.is_alive()
+    httpd.stop_soon(servers, stop)
+    servers[0].pull_trigger()
+    assert not events

@@ -2,7 +2,7 @@
 docs/deploy/nginx-site.conf as shipped (only its two addresses replaced). Through the proxy,
 the server sees each client's own address (per-client limits hold per client, not per proxy),
 nginx refuses oversized bodies and extra connections itself, and pages, SPARQL and the dump
-answer."""
+answer. Slow: it runs a third-party engine (nginx) in a process of its own."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
-from waitress import wasyncore
 
 from server import httpd
 from tests.plugins.server import REPO, build_app, fixture_quads, server_config
+
+pytestmark = pytest.mark.slow
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 SITE = REPO / "docs" / "deploy" / "nginx-site.conf"
@@ -51,7 +52,11 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any
         trusted_proxy_headers={"x-forwarded-for", "x-forwarded-proto"},
         clear_untrusted_proxy_headers=True,
     )
-    threading.Thread(target=httpd.run, args=(servers, events, adjustments), daemon=True).start()
+    stop = threading.Event()
+    loop = threading.Thread(
+        target=httpd.run, args=(servers, events, adjustments, stop), daemon=True
+    )
+    loop.start()
     upstream = f"127.0.0.1:{httpd.bound_addresses(servers)[0][1]}"
     public = _port()
     site = SITE.read_text("utf-8")
@@ -72,7 +77,7 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any
         stderr=subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{public}"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # liveness only
     while True:
         try:
             if httpx.get(url + "/", timeout=2).status_code == 200:
@@ -87,7 +92,8 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any
     nginx.wait(10)
     if nginx.stderr is not None:
         nginx.stderr.close()
-    wasyncore.close_all(events)
+    httpd.stop_soon(servers, stop)  # the loop closes what it polls
+    loop.join(30)
     app.extensions["services"].close()
 
 
@@ -118,7 +124,7 @@ def test_nginx_refuses_oversized_bodies_and_answers_pages_and_the_dump(
         )
         assert big.status_code == 413 and "nginx" in big.text
         assert client.get(url + "/experiments").status_code == 200
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120  # liveness only
         plain = {"Accept-Encoding": "identity"}
         while "Content-Length" not in (dump := client.get(url + "/dump.nq", headers=plain)).headers:
             assert time.monotonic() < deadline
@@ -138,9 +144,9 @@ def test_nginx_holds_the_extra_connections_of_one_client(proxied: tuple[str, Any
             sock.sendall(b"GET /experiments HTTP/1.1\r\nHost: x\r\n")  # never finished
             held.append(sock)
         with _client("127.0.0.6") as other:
-            started = time.monotonic()
+            # answered at all (were the server's slots taken, it would wait until its timeout;
+            # how long it takes is not asserted)
             assert other.get(url + "/").status_code == 200
-            assert time.monotonic() - started < 2
     finally:
         for sock in held:
             sock.close()
