@@ -6,10 +6,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from server.config import Config, config_from_dict, load_config
 from store.triplestore import TripleStore
 from tests import REPO
+
+# Hypothesis times every example (200 ms by default) and fails one that runs over: a wall-clock
+# assertion, which a loaded machine breaks. The suite checks properties, never their speed.
+settings.register_profile("qabench", deadline=None)
+settings.load_profile("qabench")
 
 pytest_plugins = sorted(
     f"tests.plugins.{p.stem}"

@@ -108,3 +108,23 @@ def test_every_module_over_300_lines_has_its_reason_in_the_architecture() -> Non
     unexplained = sorted(set(modules) - set(rows))
     stale = sorted(name for name in rows if name not in modules)
     assert len(modules) >= 20 and not unexplained and not stale, (unexplained, stale)
+
+
+def test_no_property_test_is_timed() -> None:
+    # Hypothesis would fail an example that runs over its deadline: a wall-clock assertion,
+    # which a loaded machine breaks (tests/conftest.py turns it off for every property test).
+    import ast
+
+    from hypothesis import settings
+
+    assert settings.default.deadline is None
+    timed = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            untimed = isinstance(node, ast.keyword) and (
+                node.arg != "deadline"
+                or (isinstance(node.value, ast.Constant) and node.value.value is None)
+            )
+            if isinstance(node, ast.keyword) and not untimed:
+                timed.append(f"{path.relative_to(REPO)}:{node.value.lineno}")
+    assert not timed, timed

@@ -152,14 +152,12 @@ def test_errors_and_refusals_are_the_views(pair: tuple[LiveServer, LiveServer]) 
 
 
 def _in_background(live: LiveServer, query: str) -> tuple[threading.Thread, dict[str, Any]]:
-    """Send ``query`` from a thread of its own; the dict gets its response and seconds."""
+    """Send ``query`` from a thread of its own; the dict gets its response."""
     answers: dict[str, Any] = {}
 
     def _send_it() -> None:
         with fast_client(live) as client:
-            started = time.monotonic()
             answers["response"] = client.get("/sparql", params={"query": query})
-            answers["seconds"] = time.monotonic() - started
 
     thread = threading.Thread(target=_send_it)
     thread.start()
@@ -167,20 +165,22 @@ def _in_background(live: LiveServer, query: str) -> tuple[threading.Thread, dict
 
 
 def test_the_time_limit_holds_on_the_loop_and_other_requests_go_on(make_live_server: Any) -> None:
-    live = _ready(make_live_server(query_timeout_seconds=1.5, queries_per_client=4))
+    # The order of events is asserted, never their time: the other requests are answered while
+    # the slow query still runs, and the slow query is then stopped by the time limit.
+    live = _ready(make_live_server(query_timeout_seconds=3.0, queries_per_client=4))
     thread, answers = _in_background(live, SLOW)
-    time.sleep(0.3)
+    fair = live.services.pool.fair
+    while fair.idle >= live.services.config.server.query_workers and thread.is_alive():
+        time.sleep(0.01)  # until the slow query holds a worker
     with fast_client(live) as client:
         # the loop is not held by the running query: pages and other queries are answered
-        started = time.monotonic()
         assert client.get("/robots.txt").status_code == 200
         assert client.get("/sparql", params={"query": "ASK {}"}).json()["boolean"] is True
-        assert time.monotonic() - started < 1.0
-    thread.join(30)
+        assert "response" not in answers
+    thread.join(120)
     slow = answers["response"]
     assert slow.status_code == 503 and slow.json()["type"].endswith("#QueryTimeout")
-    assert slow.headers["retry-after"] == "2"
-    assert 1.4 <= answers["seconds"] < 4.0
+    assert slow.headers["retry-after"] == "3"
     # the killed worker is replaced; the endpoint answers again
     assert live.services.pool.wait_ready(30)
     with fast_client(live) as client:

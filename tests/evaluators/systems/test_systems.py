@@ -131,14 +131,13 @@ def test_every_fault_of_the_stub_is_covered() -> None:
 def test_fault_raises_one_system_call_error_within_the_time_limit(qa_stubs, fault) -> None:
     stub = qa_stubs(lambda text, lang: FAULTS[fault](TIMEOUT))
     system = _system(stub.url, max_response_bytes=10_000_000)
-    started = time.monotonic()
+    # Each fault lasts several time limits and then ends in an answer (a hang, a trickled
+    # body): the kind of error shows the limit cut it, without timing the call.
     with pytest.raises(SystemCallError) as caught:
         system.answer(_question("1", "q?"), "en")
-    elapsed = time.monotonic() - started
     assert caught.value.kind == FAULT_KINDS[fault], str(caught.value)
     # nothing is retried after a request reached the service
     assert len(stub.requests) == 1
-    assert elapsed < TIMEOUT * 3
 
 
 def test_declared_oversized_body_is_refused_before_reading(qa_stubs) -> None:
@@ -177,10 +176,9 @@ def test_retry_after_longer_than_the_timeout_fails_at_once(qa_stubs) -> None:
     stub = qa_stubs(
         lambda text, lang: Reply(kind="status", status=503, headers=(("Retry-After", "120"),))
     )
-    started = time.monotonic()
+    # at once: no wait, and no second request (waiting 120 s first would end in one)
     with pytest.raises(SystemCallError, match="Retry-After 120 s"):
         _system(stub.url, retries=3).answer(_question("1", "q"), "en")
-    assert time.monotonic() - started < TIMEOUT
     assert len(stub.requests) == 1
 
 

@@ -406,38 +406,40 @@ RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?
 
 
 def test_runaway_query_is_stopped_while_other_clients_are_served(make_live_server) -> None:  # type: ignore[no-untyped-def]
-    # Two clients (told apart by the trusted proxy's X-Forwarded-For): one runs away.
-    live = make_live_server(query_timeout_seconds=2.0, query_workers=2, trusted_proxy="127.0.0.1")
+    # Two clients (told apart by the trusted proxy's X-Forwarded-For): one runs away. What is
+    # asserted is the order of events, never their time: the other client's queries and pages
+    # are answered while the runaway still holds its worker, and the runaway is then stopped by
+    # the time limit.
+    live = make_live_server(query_timeout_seconds=3.0, query_workers=2, trusted_proxy="127.0.0.1")
     live.services.pool.start()
     assert live.services.pool.wait_ready(60)
     outcome: dict[str, httpx.Response] = {}
 
     def _runaway() -> None:
-        with httpx.Client(base_url=live.url, timeout=60) as client:
+        with httpx.Client(base_url=live.url, timeout=120) as client:
             outcome["runaway"] = client.get(
                 "/sparql", params={"query": RUNAWAY}, headers={"X-Forwarded-For": "10.0.0.1"}
             )
 
     thread = threading.Thread(target=_runaway)
-    started = time.monotonic()
     thread.start()
-    time.sleep(0.3)
-    latencies = []
+    fair = live.services.pool.fair
+    while fair.idle >= 2 and thread.is_alive():
+        time.sleep(0.01)  # until the runaway holds a worker
     other = {"X-Forwarded-For": "10.0.0.2"}
-    with httpx.Client(base_url=live.url, timeout=30, headers=other) as client:
-        while thread.is_alive() and time.monotonic() - started < 30:
-            t0 = time.monotonic()
+    during = 0  # answers that arrived while the runaway was still running
+    with httpx.Client(base_url=live.url, timeout=60, headers=other) as client:
+        while thread.is_alive():
             assert _ask(client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"}))
             assert client.get("/datasets", headers={"Accept": "text/html"}).status_code == 200
-            latencies.append(time.monotonic() - t0)
+            during += thread.is_alive()
             time.sleep(0.05)
-    thread.join(30)
+    thread.join()
     runaway = outcome["runaway"]
     assert runaway.status_code == 503
-    assert runaway.headers["retry-after"] == "2"
+    assert runaway.headers["retry-after"] == "3"
     assert runaway.json()["type"].endswith("#QueryTimeout")
-    assert 1.9 < time.monotonic() - started < 15
-    assert len(latencies) >= 5 and max(latencies) < 1.5
+    assert during >= 1
     # The killed worker is replaced: the endpoint keeps answering afterwards.
     assert live.services.pool.wait_ready(60)
     with httpx.Client(base_url=live.url, timeout=30) as client:

@@ -237,20 +237,30 @@ def test_a_newcomer_is_refused_for_its_own_usage_only() -> None:
 # --- live: runaway clients against everybody else ---------------------------------------------
 
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }"
+# Queries the other client sends (well within the default rate and its burst).
+OTHERS = 30
 
 
 def test_runaway_clients_leave_others_answered(make_live_server: Any) -> None:
+    # Counted, never timed: the clients go on until the other client has sent OTHERS queries
+    # and the runaway clients have each been stopped and refused a few times, however long a
+    # loaded machine takes for that; what is asserted is the share the other client got.
     live = make_live_server(query_timeout_seconds=1.0, trusted_proxy="127.0.0.1", threads=8)
     pool = live.services.pool
     pool.start()
     assert pool.wait_ready(60)
-    stop = time.monotonic() + 6.0
     runaway: Counter[int] = Counter()
     others: Counter[int] = Counter()
+    deadline = time.monotonic() + 300  # liveness only: a hung server fails the counts below
 
-    def hammer(address: str, query: str, tally: Counter[int], pause: float) -> None:
-        with httpx.Client(base_url=live.url, timeout=30) as client:
-            while time.monotonic() < stop:
+    def enough() -> bool:
+        return (
+            sum(others.values()) >= OTHERS and runaway[503] >= 3 and runaway[429] >= 3
+        ) or time.monotonic() > deadline
+
+    def hammer(address: str, query: str, tally: Counter[int], pause: float, quota: int) -> None:
+        with httpx.Client(base_url=live.url, timeout=60) as client:
+            while not enough() and sum(tally.values()) < quota:
                 answer = client.get(
                     "/sparql", params={"query": query}, headers={"X-Forwarded-For": address}
                 )
@@ -258,20 +268,20 @@ def test_runaway_clients_leave_others_answered(make_live_server: Any) -> None:
                 time.sleep(pause)
 
     threads = [
-        threading.Thread(target=hammer, args=(f"10.0.0.{n % 3 + 2}", RUNAWAY, runaway, 0.01))
+        threading.Thread(target=hammer, args=(f"10.0.0.{n % 3 + 2}", RUNAWAY, runaway, 0.01, 10**6))
         for n in range(6)
     ]
     threads.append(
-        threading.Thread(target=hammer, args=("10.0.0.9", "ASK { ?s ?p ?o }", others, 0.1))
+        threading.Thread(target=hammer, args=("10.0.0.9", "ASK { ?s ?p ?o }", others, 0.1, OTHERS))
     )
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(60)
-    # The other client (within the default rate of 240 a minute) was answered, and quickly:
-    # a worker was left for it.
+        thread.join()
+    # The other client (within the default rate of 240 a minute) was answered: a worker was
+    # left for it.
     answered = others[200] / sum(others.values())
-    assert sum(others.values()) >= 30, others
+    assert sum(others.values()) == OTHERS, others
     assert answered >= 0.9, (others, runaway)
     # The runaway clients were stopped by the time limit, then refused.
     assert runaway[503] >= 3 and runaway[429] >= 3, runaway
