@@ -114,6 +114,10 @@ MEASURES: dict[str, MeasureInfo] = {
         # confidence intervals (bootstrap 95%) of macro F1
         _m("macro_f1_ci_low", QAB.macroF1CiLow, "Macro F1, 95% CI lower bound"),
         _m("macro_f1_ci_high", QAB.macroF1CiHigh, "Macro F1, 95% CI upper bound"),
+        _m("macro_f1_qald_ci_low", QAB.macroF1QaldCiLow, "Macro F1 QALD, 95% CI lower bound"),
+        _m("macro_f1_qald_ci_high", QAB.macroF1QaldCiHigh, "Macro F1 QALD, 95% CI upper bound"),
+        _m("processed_f1_ci_low", QAB.processedF1CiLow, "F1 (processed), 95% CI lower bound"),
+        _m("processed_f1_ci_high", QAB.processedF1CiHigh, "F1 (processed), 95% CI upper bound"),
         # BioASQ task b
         _m("map", QAB.meanAveragePrecision, "MAP"),
         _m("gmap", QAB.geometricMeanAveragePrecision, "GMAP"),
@@ -141,6 +145,13 @@ MEASURES: dict[str, MeasureInfo] = {
         _m("set_f_ndcg", QAB.setFNdcg, "set_F_ndcg"),
     ]
 }
+
+
+# The measures stored with a 95% bootstrap interval, and the measures of its bounds.
+INTERVALS: dict[str, tuple[str, str]] = {
+    m: (f"{m}_ci_low", f"{m}_ci_high") for m in ("macro_f1", "macro_f1_qald", "processed_f1")
+}
+BOUNDS = frozenset(b for pair in INTERVALS.values() for b in pair)
 
 
 @dataclass(frozen=True, slots=True)

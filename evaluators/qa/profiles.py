@@ -55,6 +55,8 @@ class Profile:
             anything else ignored) instead of the parsed answer type.
         classic_aggregation: also report the classic script's processed/global macro values.
         reading: which parts of an answer object count when it has both a boolean and bindings.
+        beyond_strict: for a historical counter, one line on what it counts as right that
+            ``strict`` does not (pages print it with the number of answers it changes).
     """
 
     id: str
@@ -68,6 +70,7 @@ class Profile:
     gerbil_answer_type: bool
     reading: AnswerReading
     classic_aggregation: bool = False
+    beyond_strict: str = ""
 
     @property
     def is_text2sparql(self) -> bool:
@@ -147,6 +150,8 @@ PROFILES: dict[str, Profile] = {
             classify_emerging=True,
             gerbil_answer_type=True,
             reading=AnswerReading.UNION,  # NLIWOD's loader adds the boolean and the bindings
+            beyond_strict="any two answers outside the known knowledge bases match (a wrong "
+            "literal, number, date or boolean against the gold one counts as right)",
         ),
         Profile(
             "gerbil-2018",
@@ -160,6 +165,8 @@ PROFILES: dict[str, Profile] = {
             classify_emerging=True,
             gerbil_answer_type=True,
             reading=AnswerReading.UNION,  # NLIWOD's loader adds the boolean and the bindings
+            beyond_strict="a system answer outside the known knowledge bases (a literal, or an "
+            "IRI of another namespace) matches any gold resource outside them",
         ),
         Profile(
             "qald-classic",
@@ -241,3 +248,14 @@ PROFILE_TERMS: dict[str, NamedNode] = {
     **{p.id: p.term for p in PROFILES.values()},
     BIOASQ_PROFILE: QAB.BioasqProfile,
 }
+
+
+def profile_order(profile: str) -> tuple[int, str]:
+    """Return the sort key that lists profiles as the registry does: ``strict`` first, then
+    GERBIL's eras newest first, the classic script, TEXT2SPARQL, BioASQ; unknown ones last.
+
+    >>> sorted(["gerbil-legacy", "qald-classic", "strict", "custom"], key=profile_order)
+    ['strict', 'gerbil-legacy', 'qald-classic', 'custom']
+    """
+    names = list(PROFILE_TERMS)
+    return (names.index(profile), "") if profile in names else (len(names), profile)

@@ -25,6 +25,7 @@ from evaluators.results import (
     AIT2KB,
     ATYPE,
     C2KB,
+    INTERVALS,
     P2KB,
     QA,
     RE2KB,
@@ -32,7 +33,12 @@ from evaluators.results import (
     MeasureValue,
     QuestionScore,
 )
-from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES, bootstrap_interval
+from evaluators.significance import (
+    DEFAULT_BOOTSTRAP_SAMPLES,
+    Interval,
+    bootstrap_interval,
+    bootstrap_of_means,
+)
 
 _GERBIL_TYPES = frozenset({"RESOURCE", "STRING", "NUMBER", "DATE", "BOOLEAN"})
 NO_QUESTIONS = "no questions were evaluated"
@@ -168,15 +174,44 @@ def qa(cases: Sequence[QuestionCase], ctx: ScoringContext) -> ExperimentTypeResu
     timed = [c.millis for c in cases if c.error is None and c.millis is not None]
     avg = metrics.mean(timed)
     measures.append(_value("avg_millis", avg, "no successful, timed system call"))
-    interval = bootstrap_interval(
-        [s.value("f1") or 0.0 for s in per_question], samples=ctx.bootstrap_samples, seed=ctx.seed
-    )
-    measures.append(_value("macro_f1_ci_low", interval.low if interval else None, NO_QUESTIONS))
-    measures.append(_value("macro_f1_ci_high", interval.high if interval else None, NO_QUESTIONS))
+    measures.extend(_intervals(per_question, classic_scores, ctx))
     measures.append(MeasureValue("questions", len(cases)))
     if classic:
         measures.extend(_classic(classic_scores))
     return ExperimentTypeResult(QA, tuple(measures), tuple(per_question))
+
+
+def _bounds(measure: str, interval: Interval | None) -> list[MeasureValue]:
+    low, high = INTERVALS[measure]
+    return [
+        _value(low, interval.low if interval else None, NO_QUESTIONS),
+        _value(high, interval.high if interval else None, NO_QUESTIONS),
+    ]
+
+
+def _intervals(
+    per_question: Sequence[QuestionScore],
+    classic_scores: Sequence[metrics.ClassicScore],
+    ctx: ScoringContext,
+) -> list[MeasureValue]:
+    """Return the 95% bootstrap intervals of the headline candidates (questions resampled):
+    macro F1 (a mean), Macro F1 QALD (of the QALD precision and recall of each question's
+    counts) and, under ``qald-classic``, F1 (processed) over the processed questions."""
+    drawn = {"samples": ctx.bootstrap_samples, "seed": ctx.seed}
+    f1 = [s.value("f1") or 0.0 for s in per_question]
+    qald = [metrics.qald_prf(_counts(s)) for s in per_question]
+
+    def f1_of(means: Sequence[float]) -> float | None:
+        return metrics.harmonic_mean(means[0], means[1])
+
+    found = _bounds("macro_f1", bootstrap_interval(f1, **drawn))
+    columns = [[q.precision for q in qald], [q.recall for q in qald]]
+    found += _bounds("macro_f1_qald", bootstrap_of_means(columns, f1_of, **drawn))
+    done = [c for c in classic_scores if c.processed]
+    if classic_scores:
+        columns = [[c.precision for c in done], [c.recall for c in done]]
+        found += _bounds("processed_f1", bootstrap_of_means(columns, f1_of, **drawn))
+    return found
 
 
 def _fmeasure(

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from evaluators.reports.headline import Ranked, best_of, is_sanity, rank
-from evaluators.reports.render import Cell, Table
-from evaluators.results import MEASURES, MeasureValue
+from evaluators.reports.render import Cell, Estimate, Table
+from evaluators.results import INTERVALS, MEASURES, MeasureValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,8 @@ class Entry:
     profile: str
     tasks: int
     sanity: bool = False
+    low: float | None = None  # the deciding measure's stored 95% interval (None: none)
+    high: float | None = None
 
 
 def best_per_system(rows: Iterable[dict[str, str]], ranking: tuple[str, str]) -> list[Entry]:
@@ -40,7 +42,8 @@ def best_per_system(rows: Iterable[dict[str, str]], ranking: tuple[str, str]) ->
     Args:
         rows: query rows with ``task``, ``system``, ``measure`` (an id) and ``value``, plus
             optional ``label``, ``experiment``, ``created``, ``language``, ``profile``, and the
-            system configuration's ``kind`` and ``builtin`` (sanity systems are marked).
+            system configuration's ``kind`` and ``builtin`` (sanity systems are marked); rows
+            of the bounds of the deciding measure's interval (``INTERVALS``) give its interval.
         ranking: the deciding and the tie-breaking measure ids.
     """
     tasks: dict[str, dict[str, str]] = {}
@@ -73,6 +76,7 @@ def best_per_system(rows: Iterable[dict[str, str]], ranking: tuple[str, str]) ->
                 row.get("profile", ""),
                 len(owned),
                 is_sanity(row.get("kind"), row.get("builtin")),
+                *(found.get(b) for b in INTERVALS.get(ranking[0], ("", ""))),
             )
         )
     return entries
@@ -98,7 +102,7 @@ def board_table(ranked: Ranked[Entry], ranking: tuple[str, str]) -> Table:
                 position,
                 e.label,
                 "yes" if e.sanity else "no",
-                _value(ranking[0], e.first),
+                Estimate(_value(ranking[0], e.first), e.low, e.high),
                 _value(ranking[1], e.second),
                 e.language,
                 e.profile,
@@ -121,6 +125,7 @@ def entry_json(e: Entry, position: int | None, ranking: tuple[str, str]) -> dict
         "system": e.system,
         "label": e.label,
         ranking[0]: e.first,
+        f"{ranking[0]}_interval": [e.low, e.high] if e.low is not None else None,
         ranking[1]: e.second,
         "task": e.task,
         "experiment": e.experiment,

@@ -1,9 +1,11 @@
 """Tables as text: CSV (full precision, for scripts), Markdown and LaTeX with booktabs (4 decimals,
 for papers).
 
-A ``Table`` holds raw cells (measure values, plain text, or nothing); each renderer formats them
-its own way. An undefined value is empty in CSV and "n/a" elsewhere, with its reason in a note.
-Pure: values in, text out.
+A ``Table`` holds raw cells (measure values, estimates, plain text, or nothing); each renderer
+formats them its own way. An undefined value is empty in CSV and "n/a" elsewhere, with its reason
+in a note. An ``Estimate`` (a value with its 95% bootstrap interval and a significance mark) is
+written ``0.8218 [0.7912, 0.8511]`` in Markdown and LaTeX; in CSV its column is followed by two
+interval columns (and a column of marks when the table has any). Pure: values in, text out.
 """
 
 from __future__ import annotations
@@ -15,7 +17,27 @@ from dataclasses import dataclass, field
 
 from evaluators.results import MEASURES, MeasureValue
 
-Cell = MeasureValue | str | None
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A measure value with its 95% bootstrap interval (``None``: none stored) and a mark (for
+    example ``SIGNIFICANT``: significantly better than the next row)."""
+
+    value: MeasureValue
+    low: float | None = None
+    high: float | None = None
+    mark: str = ""
+
+    @property
+    def has_interval(self) -> bool:
+        """Return whether both bounds are known."""
+        return self.low is not None and self.high is not None
+
+
+# The mark of a value significantly better than the next one in its column.
+SIGNIFICANT = "\N{DAGGER}"
+
+Cell = MeasureValue | Estimate | str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +76,8 @@ def _exact(cell: Cell) -> str:
         return ""
     if isinstance(cell, str):
         return neutral(cell)
+    if isinstance(cell, Estimate):
+        return _exact(cell.value)
     if cell.value is None:
         return ""
     if MEASURES[cell.measure].is_count:
@@ -69,6 +93,11 @@ def _rounded(cell: Cell) -> str:
         return NOT_REPORTED
     if isinstance(cell, str):
         return cell
+    if isinstance(cell, Estimate):
+        text = _rounded(cell.value)
+        if cell.has_interval and cell.value.value is not None:
+            text += f" [{cell.low:.4f}, {cell.high:.4f}]"
+        return text + cell.mark
     if cell.value is None:
         return "n/a"
     if MEASURES[cell.measure].is_count:
@@ -78,19 +107,45 @@ def _rounded(cell: Cell) -> str:
     return f"{cell.value:.4f}"
 
 
+def _bound(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
 def to_csv(table: Table) -> str:
     """Return one table as CSV (RFC 4180, CRLF line ends): a header row, then the rows.
 
-    Text cells that would start a formula are neutralised (``neutral``).
+    Text cells that would start a formula are neutralised (``neutral``). A column of estimates
+    is followed by its interval's two bounds (and its marks, when it has any).
 
     >>> to_csv(Table("t", ("system", "F1"), (("a", MeasureValue("macro_f1", 0.5)),)))
     'system,F1\\r\\na,0.5\\r\\n'
+    >>> row = (Estimate(MeasureValue("f1", 0.5), 0.25, 0.75, "x"),)
+    >>> to_csv(Table("t", ("F1",), (row,))).splitlines()
+    ['F1,F1 95% CI low,F1 95% CI high,F1 significance', '0.5,0.25,0.75,x']
     """
+    n = len(table.headings)
+    estimates = [any(isinstance(r[i], Estimate) for r in table.rows) for i in range(n)]
+    marks = [any(isinstance(r[i], Estimate) and r[i].mark for r in table.rows) for i in range(n)]  # type: ignore[union-attr]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([neutral(h) for h in table.headings])
+    headings: list[str] = []
+    for i, h in enumerate(table.headings):
+        headings.append(h)
+        if estimates[i]:
+            headings += [f"{h} 95% CI low", f"{h} 95% CI high"]
+        if marks[i]:
+            headings.append(f"{h} significance")
+    writer.writerow([neutral(h) for h in headings])
     for row in table.rows:
-        writer.writerow([_exact(c) for c in row])
+        cells: list[str] = []
+        for i, c in enumerate(row):
+            cells.append(_exact(c))
+            found = c if isinstance(c, Estimate) else None
+            if estimates[i]:
+                cells += [_bound(found.low), _bound(found.high)] if found else ["", ""]
+            if marks[i]:
+                cells.append(found.mark if found else "")
+        writer.writerow(cells)
     return out.getvalue()
 
 
@@ -138,6 +193,7 @@ _LATEX = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
     NOT_REPORTED: "--",
+    SIGNIFICANT: r"$^\dagger$",
 }
 
 
@@ -151,7 +207,7 @@ def latex_escape(text: str) -> str:
 
 
 def _numeric(table: Table, column: int) -> bool:
-    return any(isinstance(row[column], MeasureValue) for row in table.rows)
+    return any(isinstance(row[column], MeasureValue | Estimate) for row in table.rows)
 
 
 def to_latex(tables: Sequence[Table]) -> str:

@@ -15,8 +15,13 @@ from dataclasses import dataclass
 from evaluators.experiments.model import SystemDescription, TaskPlan, TaskStatus
 from evaluators.experiments.read import TaskSummary
 from evaluators.model import language_key
+from evaluators.qa.profiles import profile_order
 from evaluators.reports.headline import headline, is_sanity
-from evaluators.results import QA, MeasureValue, type_order
+from evaluators.reports.render import Estimate
+from evaluators.results import INTERVALS, QA, MeasureValue, type_order
+
+# A summary cell: a value (with its interval where one is stored), or nothing.
+SummaryCell = MeasureValue | Estimate | None
 
 
 def sanity_systems(systems: Iterable[SystemDescription]) -> frozenset[str]:
@@ -34,6 +39,20 @@ def measure_value(task: TaskSummary, experiment_type: str, measure: str) -> Meas
     return None
 
 
+def measure_estimate(task: TaskSummary, experiment_type: str, measure: str) -> SummaryCell:
+    """Return one aggregate value of a finished task with its stored 95% interval, if any."""
+    found = measure_value(task, experiment_type, measure)
+    if found is None or measure not in INTERVALS:
+        return found
+    low, high = (measure_value(task, experiment_type, m) for m in INTERVALS[measure])
+    return Estimate(found, low.value if low else None, high.value if high else None)
+
+
+def plain(cell: SummaryCell) -> MeasureValue | None:
+    """Return a summary cell's value without its interval."""
+    return cell.value if isinstance(cell, Estimate) else cell
+
+
 def dataset_label(plan: TaskPlan) -> str:
     """Return ``name@version``, the dataset column label."""
     return f"{plan.dataset}@{plan.version}"
@@ -47,7 +66,7 @@ class SummaryRow:
     dataset: str
     profile: str
     sanity: bool
-    cells: tuple[MeasureValue | None, ...]
+    cells: tuple[SummaryCell, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +78,7 @@ class Summary:
     measure: str
     columns: tuple[str, ...]
     rows: tuple[SummaryRow, ...]
+    language: str = ""  # a systems x datasets matrix's language (languages are its columns else)
 
 
 def languages_asked(tasks: Iterable[TaskSummary]) -> tuple[str, ...]:
@@ -89,14 +109,14 @@ def language_summary(
     ``measure`` defaults to each profile's headline measure for ``experiment_type``.
     """
     out = []
-    for profile in dict.fromkeys(t.plan.profile for t in tasks):
+    for profile in sorted(dict.fromkeys(t.plan.profile for t in tasks), key=profile_order):
         chosen = measure or headline(profile, experiment_type)[0]
         mine = [t for t in tasks if t.plan.profile == profile]
         languages = languages_asked(mine)
-        cells: dict[tuple[str, str], dict[str, MeasureValue | None]] = {}
+        cells: dict[tuple[str, str], dict[str, SummaryCell]] = {}
         for task in mine:
             key = (task.plan.system, dataset_label(task.plan))
-            cells.setdefault(key, {})[language_key(task.plan.language)] = measure_value(
+            cells.setdefault(key, {})[language_key(task.plan.language)] = measure_estimate(
                 task, experiment_type, chosen
             )
         rows = tuple(
@@ -130,23 +150,25 @@ def system_dataset_matrices(
         for result in task.results:
             keys.setdefault((result.experiment_type, task.plan.profile, task.plan.language))
     out = []
-    for kind, profile, language in sorted(keys, key=lambda k: (type_order(k[0]), k[1], k[2])):
+    ordered = sorted(keys, key=lambda k: (type_order(k[0]), profile_order(k[1]), k[2]))
+    for kind, profile, language in ordered:
         chosen = measure or headline(profile, kind)[0]
         mine = [t for t in tasks if t.plan.profile == profile and t.plan.language == language]
         datasets = tuple(dict.fromkeys(dataset_label(t.plan) for t in mine))
-        cells: dict[str, dict[str, MeasureValue | None]] = {}
+        cells: dict[str, dict[str, SummaryCell]] = {}
         for task in mine:
             found = cells.setdefault(task.plan.system, {})
-            found[dataset_label(task.plan)] = measure_value(task, kind, chosen)
+            found[dataset_label(task.plan)] = measure_estimate(task, kind, chosen)
         rows = tuple(
             SummaryRow(system, "", profile, system in sanity, tuple(v.get(d) for d in datasets))
             for system, v in cells.items()
         )
         title = f"{kind}: systems x datasets ({profile} profile, {language})"
-        out.append(Summary(title, kind, chosen, datasets, rows))
+        out.append(Summary(title, kind, chosen, datasets, rows, language))
     return tuple(out)
 
 
-def defined(cells: Mapping[str, MeasureValue | None]) -> dict[str, float]:
+def defined(cells: Mapping[str, SummaryCell]) -> dict[str, float]:
     """Return the defined values of a mapping of cells."""
-    return {k: v.value for k, v in cells.items() if v is not None and v.value is not None}
+    found = {k: plain(v) for k, v in cells.items()}
+    return {k: v.value for k, v in found.items() if v is not None and v.value is not None}

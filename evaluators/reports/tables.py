@@ -10,11 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evaluators.experiments.read import TaskSummary
+from evaluators.qa.profiles import profile_order
 from evaluators.reports.comparisons import SignificanceGroup
 from evaluators.reports.headline import headline, rank
-from evaluators.reports.render import Cell, Table
-from evaluators.reports.summaries import Summary, SummaryRow, dataset_label
-from evaluators.results import MEASURES, QA_TYPES, MeasureValue, shown_in_tables, type_order
+from evaluators.reports.render import SIGNIFICANT, Cell, Estimate, Table
+from evaluators.reports.summaries import (
+    Summary,
+    SummaryRow,
+    dataset_label,
+    measure_estimate,
+    plain,
+)
+from evaluators.reports.uncertainty import MARK_NOTE
+from evaluators.results import MEASURES, QA_TYPES, shown_in_tables, type_order
 
 # GERBIL's measures, then the classic script's (shown when a task reports them).
 GERBIL_MEASURES = (
@@ -40,13 +48,11 @@ TEXT2SPARQL_MEASURES = ("set_f_ndcg", "set_f", "set_p", "set_recall", "ndcg")
 SANITY_MARK = " (sanity check)"
 
 
-def _value(task: TaskSummary, kind: str, measure: str) -> MeasureValue | None:
+def _value(task: TaskSummary, kind: str, measure: str) -> Cell:
+    """Return a finished task's value (with its 95% interval where one is stored)."""
     if not shown_in_tables(kind, measure):
         return None
-    for result in task.results:
-        if result.experiment_type == kind:
-            return next((m for m in result.measures if m.measure == measure), None)
-    return None
+    return measure_estimate(task, kind, measure)
 
 
 def results_table(tasks: Sequence[TaskSummary], sanity: frozenset[str] = frozenset()) -> Table:
@@ -82,14 +88,17 @@ def results_table(tasks: Sequence[TaskSummary], sanity: frozenset[str] = frozens
             )
     notes = tuple(
         f"Headline measure of the {p} profile: {MEASURES[headline(p)[0]].label}."
-        for p in dict.fromkeys(t.plan.profile for t in tasks)
+        for p in sorted({t.plan.profile for t in tasks}, key=profile_order)
     )
+    if any(isinstance(c, Estimate) and c.has_interval for row in rows for c in row):
+        notes += ("[low, high]: 95% bootstrap interval (questions resampled).",)
     return Table("Results", headings, tuple(rows), notes)
 
 
 def _ordered_rows(summary: Summary) -> list[SummaryRow]:
     def values(row: SummaryRow) -> tuple[float | None, float | None]:
-        defined = [c.value for c in row.cells if c is not None and c.value is not None]
+        found = [plain(c) for c in row.cells]
+        defined = [c.value for c in found if c is not None and c.value is not None]
         mean = sum(defined) / len(defined) if defined else None
         return mean, None
 
@@ -105,8 +114,13 @@ def summary_table(summary: Summary) -> Table:
     for row in _ordered_rows(summary):
         name = row.system + (SANITY_MARK if row.sanity else "")
         rows.append(((name, row.dataset) if by_dataset else (name,)) + row.cells)
-    note = f"Cells: {MEASURES[summary.measure].label}; sanity checks are not ranked."
-    return Table(summary.title, headings + summary.columns, tuple(rows), (note,))
+    notes = [f"Cells: {MEASURES[summary.measure].label}; sanity checks are not ranked."]
+    cells = [c for row in summary.rows for c in row.cells if isinstance(c, Estimate)]
+    if any(c.mark == SIGNIFICANT for c in cells):
+        notes.append(MARK_NOTE)
+    elif any(c.has_interval for c in cells):
+        notes.append("[low, high]: 95% bootstrap interval (questions resampled).")
+    return Table(summary.title, headings + summary.columns, tuple(rows), tuple(notes))
 
 
 def significance_tables(group: SignificanceGroup) -> list[Table]:

@@ -9,7 +9,8 @@ or ``task=`` repeated for up to ``MAX_TASKS``) also ranks the tasks by the first
 headline measure (``&measure=`` switches), lists sanity systems apart, and tests the ranked
 ones with Friedman's test and Holm-corrected pairwise tests. ``Accept: text/csv`` (or
 ``?format=csv``) gives the per-question values as CSV. Tasks the reader cannot see are 404;
-tasks on different dataset versions, or that scored different questions, are refused with
+tasks on different dataset versions or scored under different profiles (a test between them
+would measure the profiles, not systems), or that scored different questions, are refused with
 400. Results are cached per store generation.
 """
 
@@ -26,6 +27,7 @@ from evaluators import cube
 from evaluators.errors import EvaluationError
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
+from evaluators.qa.profiles import profile_order
 from evaluators.reports.comparisons import PAIRWISE_ITERATIONS, compare_pair
 from evaluators.reports.headline import is_sanity, question_score, ranking_measures
 from evaluators.reports.many import (
@@ -134,12 +136,33 @@ def _f1(values: list[QuestionValues]) -> dict[str, float]:
     return {v.id: question_score(v.value) for v in values}
 
 
+def refuse_mixed_profiles(tasks: list[TaskSummary]) -> None:
+    """Refuse to test tasks scored under different profiles against each other.
+
+    Raises:
+        Problem: 400 naming the profiles: the test would measure the profiles' rules on the
+            same answers, not a difference between systems.
+    """
+    profiles = sorted({t.plan.profile for t in tasks}, key=profile_order)
+    if len(profiles) > 1:
+        raise Problem(
+            400,
+            "The tasks were scored under different profiles (" + ", ".join(profiles) + "): a "
+            "significance test between them would measure how the profiles count the same "
+            "answers, not a difference between systems. Compare tasks scored under one "
+            "profile; the experiment page says what each historical profile counts that "
+            "strict does not, and on how many answers.",
+            extensions={"profiles": profiles},
+        )
+
+
 def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> Comparison:
     """Compare two visible tasks on one experiment type (``compare_pair`` does the statistics).
 
     Raises:
         Problem: 404 for an unknown or invisible task; 400 for tasks on different dataset
-            versions, without results of ``kind``, or over different questions.
+            versions or under different profiles, without results of ``kind``, or over
+            different questions.
     """
     (task_a, graph_a), (task_b, graph_b) = _task(svc, vis, a, "a"), _task(svc, vis, b, "b")
     version_a = (task_a.plan.dataset, task_a.plan.version)
@@ -151,6 +174,7 @@ def compare_tasks(svc: Services, vis: Visibility, a: str, b: str, kind: str) -> 
             f"{version_b[0]} v{version_b[1]}); only tasks on the same version can be compared "
             "question by question.",
         )
+    refuse_mixed_profiles([task_a, task_b])
     term = cube.experiment_type_term(svc.base, kind)
     values_a = question_values(svc.store, graph_a, NamedNode(task_a.iri), term)
     values_b = question_values(svc.store, graph_b, NamedNode(task_b.iri), term)
@@ -245,6 +269,7 @@ def compare_many(
     versions = {(m.task.plan.dataset, m.task.plan.version) for m, _ in members}
     if len(versions) > 1:
         raise Problem(400, "The tasks ran on different dataset versions; compare tasks on one.")
+    refuse_mixed_profiles([m.task for m, _ in members])
     return compare_members(
         members, kind, ranking, iterations=PAIRWISE_ITERATIONS, seed=SEED, max_pairwise=MAX_TASKS
     )

@@ -23,6 +23,7 @@ from pyoxigraph import NamedNode
 
 from evaluators.experiments.model import TaskStatus
 from evaluators.experiments.read import ExperimentRead, TaskSummary, read_experiment, read_task
+from evaluators.qa.profiles import profile_order
 from evaluators.reports.experiment import (
     ExperimentReport,
     PageTables,
@@ -139,6 +140,29 @@ class Viewer:
     csrf_token: str = ""
 
 
+def compare_defaults(tasks: tuple[TaskSummary, ...]) -> tuple[int, int] | None:
+    """Return the two tasks the compare form starts with: two different systems scored under
+    one profile on one dataset version and language (``strict`` first), or None without such
+    a pair (the page then offers no comparison: any other pair would be refused).
+
+    >>> compare_defaults(())
+    """
+    done = [t for t in tasks if t.status is TaskStatus.FINISHED and t.results]
+    done.sort(key=lambda t: (profile_order(t.plan.profile), t.plan.number))
+    for first in done:
+        for second in done:
+            a, b = first.plan, second.plan
+            same = (a.profile, a.dataset, a.version, a.language) == (
+                b.profile,
+                b.dataset,
+                b.version,
+                b.language,
+            )
+            if same and a.system != b.system:
+                return a.number, b.number
+    return None
+
+
 def _split(rows: list[TaskRows]) -> tuple[list[TaskRows], list[TaskRows]]:
     """Split result rows into each task's first (QA) row and its sub-experiment rows."""
     first = [replace(t, rows=t.rows[:1]) for t in rows]
@@ -173,6 +197,8 @@ def experiment_html(source: Source, iri: NamedNode, graph: NamedNode, viewer: Vi
         t2s_columns=text2sparql_columns(),
         t2s_rows=text2sparql_rows(read.tasks, notes),
         headlines=[(p, column(m).label) for p, m in tables.headlines],
+        profile_notes=tables.notes,
+        compare_pair=compare_defaults(read.tasks),
         languages=[report_table(t, notes) for t in tables.languages],
         matrices=[report_table(t, notes) for t in tables.matrices],
         significance=[report_table(t, notes) for t in tables.significance],

@@ -26,7 +26,7 @@ from pyoxigraph import NamedNode
 
 from evaluators import cube
 from evaluators.experiments.results import type_name
-from evaluators.qa.profiles import PROFILE_TERMS
+from evaluators.qa.profiles import PROFILE_TERMS, profile_order
 from evaluators.reports.charts import bar_chart
 from evaluators.reports.headline import Ranked, headline, ranking_measures
 from evaluators.reports.leaderboard import Entry, best_per_system, board, board_table, entry_json
@@ -35,6 +35,7 @@ from evaluators.results import (
     BIOASQ_PROFILE,
     BIOASQ_TYPES,
     EXPERIMENT_TYPES,
+    INTERVALS,
     MEASURES,
 )
 from server.linked_data.pipeline import Reader, Resource, serve
@@ -91,7 +92,7 @@ def board_rows(
     rows = []
     for entry, scores in svc.experiments.board(version.value, kind.value, published):
         labels = {s.iri: s.label for s in entry.systems}
-        for measure in ranking:
+        for measure in (*ranking, *INTERVALS.get(ranking[0], ())):
             value = scores.value(MEASURES[measure].term.value)
             if value is None:
                 continue
@@ -124,7 +125,7 @@ class Available:
     dataset: Dataset
     systems: frozenset[str]
     experiments: int
-    profiles: tuple[tuple[str, int], ...]  # most tasks first
+    profiles: tuple[tuple[str, int], ...]  # strict first (profile_order)
 
 
 def available_boards(svc: Services) -> dict[str, dict[str, Available]]:
@@ -147,7 +148,7 @@ def available_boards(svc: Services) -> dict[str, dict[str, Available]]:
         for (version, kind), (systems, owners, profiles) in sorted(found.items()):
             dataset = dataset_of(svc.base, version)
             if dataset is not None:
-                ranked = tuple(sorted(profiles.items(), key=lambda kv: (-kv[1], kv[0])))
+                ranked = tuple(sorted(profiles.items(), key=lambda kv: profile_order(kv[0])))
                 out.setdefault(version, {})[kind] = Available(
                     dataset, frozenset(systems), len(owners), ranked
                 )

@@ -10,12 +10,12 @@ aggregate values), so a list costs what it shows, never a store read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from evaluators.qa.profiles import PROFILE_TERMS
+from evaluators.qa.profiles import PROFILE_TERMS, profile_order
 from evaluators.reports.headline import headline, is_sanity
-from evaluators.results import MEASURES, QA
+from evaluators.results import INTERVALS, MEASURES, QA
 from server.listings import ExperimentEntry, TaskScores
 from vocab import iris
 from vocab.standard import GERBIL
@@ -51,6 +51,8 @@ class Headline:
     dataset: Dataset | None
     profile: str
     sanity: bool = False
+    low: float | None = None  # the stored 95% bootstrap interval (None: none stored)
+    high: float | None = None
 
     @property
     def label(self) -> str:
@@ -87,32 +89,43 @@ def headline_value(scores: TaskScores) -> tuple[str, float] | None:
     return None if value is None else (measure, value)
 
 
+def _headline(scores: TaskScores, system: str, dataset: Dataset | None) -> Headline | None:
+    found = headline_value(scores)
+    if found is None:
+        return None
+    measure, value = found
+    low, high = (
+        (scores.value(MEASURES[b].term.value) for b in INTERVALS[measure])
+        if measure in INTERVALS
+        else (None, None)
+    )
+    sanity = is_sanity(scores.kind, scores.builtin)
+    return Headline(measure, value, system, dataset, profile_name(scores), sanity, low, high)
+
+
+def _rank(h: Headline) -> tuple[bool, tuple[int, str], float]:
+    # Real systems before sanity checks, then the profile (strict first: a number under a
+    # historical profile never outranks one under strict), then the value.
+    return (h.sanity, profile_order(h.profile), -h.value)
+
+
 def best_headline(
     entries: Iterable[ExperimentEntry], base: str, system: str | None = None
 ) -> Headline | None:
-    """Return the best headline value (of ``system`` only, if given); sanity systems count
-    only when nothing else has a value (and are marked)."""
+    """Return the best headline value (of ``system`` only, if given), under the first profile
+    in ``profile_order`` that has one (``strict`` first); sanity systems count only when
+    nothing else has a value (and are marked)."""
     best: Headline | None = None
     for entry in entries:
         labels = {s.iri: s.label for s in entry.systems}
         for scores in entry.scores:
             if not is_qa(scores) or (system is not None and scores.system != system):
                 continue
-            found = headline_value(scores)
-            sanity = is_sanity(scores.kind, scores.builtin)
-            if found is None or (best is not None and _better(best, found[1], sanity)):
-                continue
             label = labels.get(scores.system, scores.system.rsplit("/", 1)[-1])
-            dataset = dataset_of(base, scores.version)
-            best = Headline(found[0], found[1], label, dataset, profile_name(scores), sanity)
+            found = _headline(scores, label, dataset_of(base, scores.version))
+            if found is not None and (best is None or _rank(found) < _rank(best)):
+                best = found
     return best
-
-
-def _better(best: Headline, value: float, sanity: bool) -> bool:
-    """Return whether ``best`` beats a value of a (sanity or not) system."""
-    if best.sanity != sanity:
-        return not best.sanity
-    return best.value >= value
 
 
 def state_label(states: tuple[str, ...]) -> str:
@@ -235,12 +248,9 @@ def results_across_datasets(
         dataset = dataset_of(base, version)
         if dataset is None:
             continue
-        ranked = [(v, s) for s in mine if (v := headline_value(s)) is not None]
-        best = max(ranked, key=lambda vs: vs[0][1], default=None)
-        headline_ = None
-        if best is not None:
-            (measure, value), scores = best
-            headline_ = Headline(measure, value, "", dataset, profile_name(scores))
+        ranked = [(h, s) for s in mine if (h := _headline(s, "", dataset)) is not None]
+        best = min(ranked, key=lambda hs: _rank(hs[0]), default=None)
+        headline_ = replace(best[0], sanity=False) if best is not None else None
         task = best[1].task if best is not None else None
         out.append(DatasetResult(dataset, headline_, task, len(mine)))
     out.sort(key=lambda r: (r.dataset.name, r.dataset.version))

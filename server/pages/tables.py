@@ -14,10 +14,12 @@ from dataclasses import dataclass, replace
 
 from evaluators.experiments.read import TaskSummary
 from evaluators.reports.headline import headline
-from evaluators.reports.render import Table
+from evaluators.reports.render import SIGNIFICANT, Estimate, Table
 from evaluators.reports.tables import CLASSIC_MEASURES, TEXT2SPARQL_MEASURES
 from evaluators.results import (
     BIOASQ_TYPES,
+    BOUNDS,
+    INTERVALS,
     MEASURES,
     QA_TYPES,
     ExperimentTypeResult,
@@ -64,19 +66,22 @@ SHORT = {
 }
 # Shown for a measure that has no value to show (not reported, no results).
 DASH = "\N{EN DASH}"
-_NOT_COLUMNS = frozenset({"errors", "avg_millis", "macro_f1_ci_low", "macro_f1_ci_high"})
+_NOT_COLUMNS = frozenset({"errors", "avg_millis", *BOUNDS})
 
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """One table cell: its text, a tooltip, the number of its footnote (if undefined), and
-    whether it holds the headline measure of its task's profile."""
+    """One table cell: its text, a tooltip, the number of its footnote (if undefined), whether
+    it holds the headline measure of its task's profile, its 95% interval as text (empty: none)
+    and whether it is significantly better than the next row of its column."""
 
     text: str
     title: str = ""
     note: int | None = None
     undefined: bool = False
     headline: bool = False
+    interval: str = ""
+    significant: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +135,27 @@ def format_value(measure: str, value: float) -> str:
     if measure == "avg_millis":
         return f"{value:.1f}"
     return f"{value:.4f}"
+
+
+def interval_text(low: float | None, high: float | None) -> str:
+    """Return a 95% interval as a cell shows it (empty when a bound is missing).
+
+    >>> interval_text(0.79, 0.85123), interval_text(None, 1.0)
+    ('[0.7900, 0.8512]', '')
+    """
+    return "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+
+
+def estimate_cell(value: Estimate, notes: Footnotes) -> Cell:
+    """Return the cell of a value with its interval and significance mark."""
+    found = cell(value.value, notes)
+    if found.undefined:
+        return found
+    return replace(
+        found,
+        interval=interval_text(value.low, value.high),
+        significant=value.mark == SIGNIFICANT,
+    )
 
 
 def cell(value: MeasureValue | None, notes: Footnotes) -> Cell:
@@ -198,10 +224,17 @@ def _cells(
 ) -> tuple[Cell, ...]:
     kind = result.experiment_type
     first = headline(profile, kind)[0]
-    return tuple(
-        replace(c, headline=True) if m == first and not c.undefined else c
-        for m, c in ((m, type_cell(kind, m, _find(result, m), notes)) for m in measures)
-    )
+
+    def shown(measure: str) -> Cell:
+        found = type_cell(kind, measure, _find(result, measure), notes)
+        if measure != first or found.undefined:
+            return found
+        bounds = INTERVALS.get(measure)
+        low, high = (_find(result, b) for b in bounds) if bounds else (None, None)
+        text = interval_text(low.value if low else None, high.value if high else None)
+        return replace(found, headline=True, interval=text)
+
+    return tuple(shown(m) for m in measures)
 
 
 def type_cell(kind: str, measure: str, value: MeasureValue | None, notes: Footnotes) -> Cell:
@@ -264,13 +297,15 @@ class ReportTable:
 
 def report_table(table: Table, notes: Footnotes) -> ReportTable:
     """Return a report table (``evaluators.reports``) with its values formatted as cells."""
-    rows = tuple(
-        tuple(
-            Cell(c) if isinstance(c, str) else cell(c, notes) if c is not None else Cell(DASH)
-            for c in row
-        )
-        for row in table.rows
-    )
+
+    def shown(c: object) -> Cell:
+        if isinstance(c, str):
+            return Cell(c)
+        if isinstance(c, Estimate):
+            return estimate_cell(c, notes)
+        return cell(c, notes) if isinstance(c, MeasureValue) else Cell(DASH)
+
+    rows = tuple(tuple(shown(c) for c in row) for row in table.rows)
     return ReportTable(table.title, table.headings, rows, table.notes)
 
 

@@ -16,6 +16,7 @@ is ``server.pages.routes``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlencode
@@ -26,6 +27,8 @@ from evaluators import cube
 from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import questions_query
 from evaluators.qa.scoring import Breakdown
+from evaluators.reports.render import Cell as ReportCell
+from evaluators.reports.render import Table, to_csv
 from evaluators.results import BIOASQ_TYPES, MeasureValue
 from server.linked_data.parts import Source, page_count
 from server.linked_data.terms import href, query_link
@@ -191,6 +194,62 @@ def task_html(
             questions_query(graph, iri, cube.experiment_type_term(base, chosen.experiment_type))
         ),
     )
+
+
+# Questions in one page of a task's CSV form (``?page=N`` for the next ones).
+CSV_ROWS = 1000
+# The per-question measures of the CSV, in GERBIL's per-question file order, then any others.
+_CSV_FIRST = ("tp", "fp", "fn", "precision", "recall", "f1")
+
+
+def task_csv(
+    source: Source,
+    iri: NamedNode,
+    graph: NamedNode,
+    task: TaskSummary,
+    chosen: Filters,
+    version_graph: NamedNode | None,
+) -> bytes:
+    """Return one page (``CSV_ROWS`` questions) of a task's per-question table as CSV: question
+    id and text, gold and system answers (each a JSON array of values: IRIs and literals'
+    lexical forms), the per-question measures and the system's error.
+
+    Raises:
+        PastTheEnd: the page of questions lies past the last.
+    """
+    types = [r.experiment_type for r in task.results]
+    table = (
+        _table(source, graph, iri, chosen.experiment_type, version_graph)
+        if types
+        else TaskTable((), ())
+    )
+    lines = table.select(chosen.only_wrong)
+    pages = page_count(len(lines), CSV_ROWS)
+    if chosen.page > pages:
+        raise PastTheEnd(f"There is no page {chosen.page}; the CSV has {pages}.")
+    shown = lines[(chosen.page - 1) * CSV_ROWS : chosen.page * CSV_ROWS]
+    texts = question_texts(
+        source.store, [line.values.question for line in shown], version_graph, task.plan.language
+    )
+    measures = [m for m in _CSV_FIRST if m in table.measures]
+    measures += [m for m in table.measures if m not in measures]
+    headings = ("question", "text", "gold", "system", *measures, "error")
+    rows: list[tuple[ReportCell, ...]] = []
+    for line in shown:
+        found = diagnostics(
+            source.store, source.base, graph, iri, chosen.experiment_type, line, texts
+        )
+        rows.append(
+            (
+                line.values.id,
+                found.text,
+                json.dumps([v.term.value for v in found.gold], ensure_ascii=False),
+                json.dumps([v.term.value for v in found.system], ensure_ascii=False),
+                *_ordered(line, tuple(measures)),
+                line.values.message or "",
+            )
+        )
+    return to_csv(Table(f"Task {task.plan.number}", headings, tuple(rows))).encode("utf-8")
 
 
 def _ordered(line: QuestionLine, measures: tuple[str, ...]) -> list[MeasureValue | None]:

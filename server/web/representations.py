@@ -235,6 +235,9 @@ CSV = Representation("csv", "text/csv", "csv", "CSV")
 # Reports as plain JSON (not JSON-LD): rankings and significance for scripts.
 JSON_REPORT = Representation("report-json", "application/json", "json", "JSON")
 TSV = Representation("tsv", "text/tab-separated-values", "tsv", "TSV", aliases=("text/plain",))
+# Report tables for papers: LaTeX (booktabs) and Markdown.
+LATEX = Representation("latex", "application/x-latex", "tex", "LaTeX", aliases=("text/x-tex",))
+MARKDOWN = Representation("markdown", "text/markdown", "md", "Markdown", names=("md",))
 
 # Linked-data documents: Turtle first (the */* default), then HTML and the other RDF forms.
 # Chosen through Accept, N-Quads and TriG hold the document's triples in the default graph (a

@@ -12,6 +12,7 @@ from evaluators.qa.scoring import evaluate, gold_as_answers
 from evaluators.significance import (
     approximate_randomisation,
     bootstrap_interval,
+    bootstrap_of_means,
     chi2_survival,
     compare_runs,
     friedman,
@@ -162,3 +163,21 @@ def test_vectorised_randomisation_equals_the_plain_loop() -> None:
         assert found == _plain_loop_p(a, b, iterations, trial), (n, iterations, trial)
         cases += 1
     assert cases == 60
+
+
+def test_bootstrap_of_one_mean_draws_as_the_interval_of_a_mean() -> None:
+    values = [float(n % 3 == 0) for n in range(60)]
+    assert bootstrap_of_means([values], lambda m: m[0]) == bootstrap_interval(values)
+
+
+def test_bootstrap_of_means_combines_each_resamples_means() -> None:
+    # F1 of mean P and mean R (Macro F1 QALD): the interval holds the full sample's value,
+    # and a statistic undefined on a resample counts 0
+    p = [1.0, 1.0, 0.0, 1.0, 0.5, 1.0, 0.0, 1.0]
+    r = [1.0, 0.0, 0.0, 1.0, 0.5, 1.0, 0.0, 0.5]
+    f1 = 2 * (sum(p) / 8) * (sum(r) / 8) / (sum(p) / 8 + sum(r) / 8)
+    found = bootstrap_of_means([p, r], lambda m: 2 * m[0] * m[1] / (m[0] + m[1]))
+    assert found is not None and found.low < f1 < found.high
+    zero = bootstrap_of_means([[0.0, 0.0]], lambda m: None)
+    assert zero is not None and zero.low == zero.high == 0.0
+    assert bootstrap_of_means([[]], lambda m: m[0]) is None

@@ -18,7 +18,7 @@ from evaluators.model import AnswerSet, Dataset, Question
 from evaluators.qa.normalisation import gerbil_uri_variants, is_url
 from evaluators.qa.profiles import PROFILES
 from evaluators.qa.scoring import breakdowns, evaluate, gold_as_answers
-from evaluators.results import to_json
+from evaluators.results import INTERVALS, to_json
 from tests.plugins.scoring import DBR, answered, dataset, question, scores
 
 # The TEXT2SPARQL profiles score flat result sets with trec_eval (tests/evaluators/qa/
@@ -352,3 +352,33 @@ def test_every_shared_dataset_scores_one_against_itself(shared_data: Path) -> No
                     )
         checked += 1
     assert checked >= 50
+
+
+@pytest.mark.parametrize("profile", ["strict", "gerbil-legacy", "qald-classic"])
+def test_headline_intervals_are_stored_with_the_scores(profile: str) -> None:
+    # Twenty questions, half answered right: every stored interval lies in [0, 1], holds its
+    # measure's value, and the headline of each profile has one.
+    gold = [question(f"q{n}", [NamedNode(f"{DBR}A{n}")]) for n in range(20)]
+    answers = {
+        q.id: answered(q, [NamedNode(f"{DBR}{'A' if n % 2 else 'B'}{n}")])
+        for n, q in enumerate(gold)
+    }
+    qa = evaluate(dataset(*gold), answers, profile=profile).get("QA")
+    assert qa is not None
+    checked = 0
+    for measure, (low, high) in INTERVALS.items():
+        value, bottom, top = qa.value(measure), qa.value(low), qa.value(high)
+        if measure == "processed_f1" and profile != "qald-classic":
+            assert bottom is None and top is None  # the classic script's only
+            continue
+        assert value is not None and bottom is not None and top is not None, measure
+        assert 0.0 <= bottom <= value <= top <= 1.0, (measure, bottom, value, top)
+        assert bottom < top  # half right: the resamples differ
+        checked += 1
+    assert checked == (3 if profile == "qald-classic" else 2)
+
+
+def test_a_perfect_run_has_a_degenerate_interval(gold_dataset: Dataset) -> None:
+    qa = evaluate(gold_dataset, gold_as_answers(gold_dataset), profile="strict").get("QA")
+    assert qa is not None
+    assert qa.value("macro_f1_qald_ci_low") == qa.value("macro_f1_qald_ci_high") == 1.0

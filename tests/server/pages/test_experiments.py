@@ -17,7 +17,7 @@ from pyoxigraph import NamedNode, RdfFormat, parse
 
 from evaluators.datasets import library
 from evaluators.experiments.read import read_experiment, read_task
-from evaluators.results import QA_TYPES, shown_in_tables
+from evaluators.results import INTERVALS, QA_TYPES, shown_in_tables
 from server.pages.tables import DASH, MAIN_MEASURES, format_value
 from store import graphs, queries
 from tests.plugins.experiment_pages import (
@@ -56,7 +56,7 @@ def test_experiment_page_has_a_row_per_task_and_type_with_the_stored_values(
     body = [cell_texts(row) for row in qa_table[1:]]
     sub_body = [cell_texts(row) for row in sub_table[1:]]
     tasks = tasks_by_system(pages_world, eid)
-    checked = hidden = 0
+    checked = hidden = intervals = 0
     for system in ("example-answers", "wrong-answers", "gold"):
         task = tasks[system]
         marker = f"Task {task.plan.number}"
@@ -81,11 +81,18 @@ def test_experiment_page_has_a_row_per_task_and_type_with_the_stored_values(
                     hidden += measure == "macro_f1_qald" and kind in ("AType", "RE2KB")
                 elif value.value is None:
                     assert text.startswith("undefined")
+                elif kind == "QA" and measure == "macro_f1_qald":
+                    # the headline, with its stored 95% interval
+                    low, high = (result.value(b) for b in INTERVALS[measure])
+                    assert low is not None and high is not None and low <= value.value <= high
+                    interval = f"[{format_value(measure, low)}, {format_value(measure, high)}]"
+                    assert text == f"{format_value(measure, value.value)} {interval}"
+                    intervals += 1
                 else:
                     assert text == format_value(measure, value.value)
                 checked += 1
         assert first[-1].startswith("finished") and first[13] == str(task.errors)
-    assert checked >= 3 * 5 * 7 and hidden >= 3
+    assert checked >= 3 * 5 * 7 and hidden >= 3 and intervals >= 2  # one headline is undefined
 
 
 def test_aborted_task_shows_its_state_message_and_error_count(pages_world: PagesWorld) -> None:

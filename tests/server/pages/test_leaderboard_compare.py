@@ -69,9 +69,11 @@ def test_leaderboard_ranks_by_the_headline_measure_with_sanity_systems_apart(
     for row in rows:
         qa = qa_result(finished[row[1]])
         first = qa.value("macro_f1_qald")
+        low, high = qa.value("macro_f1_qald_ci_low"), qa.value("macro_f1_qald_ci_high")
+        interval = f" [{format_value('macro_f1', low)}, {format_value('macro_f1', high)}]"
         assert row[2] == (
-            format_value("macro_f1_qald", first) if first is not None else "undefined"
-        )
+            format_value("macro_f1_qald", first) + interval if first is not None else "undefined"
+        )  # the headline with its stored 95% interval
         assert row[3] == format_value("macro_f1", qa.value("macro_f1") or 0.0)
     # gold answers from the gold standard: listed apart, never ranked
     assert [cell_texts(r)[0] for r in sanity_table[1:]] == ["gold"]
