@@ -25,7 +25,7 @@ from typing import cast
 from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from evaluators.datasets import library
+from evaluators.datasets import catalog, library
 from evaluators.errors import (
     DatasetFormatError,
     DatasetTooLargeError,
@@ -321,7 +321,7 @@ def upload_dataset() -> Response:
                 headers={"Retry-After": "10"},
             )
         try:
-            outcome = library.load_dataset_bytes(
+            outcome, known = catalog.load_upload(
                 svc.store,
                 svc.base,
                 data,
@@ -330,6 +330,9 @@ def upload_dataset() -> Response:
                 title=request.form.get("title", "").strip() or None,
                 new_version=request.form.get("new_version", "") in ("1", "on", "true"),
             )
+            # Checked on upload (gold answers, SPARQL syntax, answer types, duplicate ids, ...):
+            # the report is stored with the version and linked from the answer.
+            report = library.check_version(svc.store, svc.base, outcome.info)
         finally:
             del data
             release_memory()
@@ -339,9 +342,22 @@ def upload_dataset() -> Response:
     svc.notify_write()
     info = outcome.info
     page = f"/dataset/{info.name}/v{info.version}"
+    check = {
+        "errors": report.count("error"),
+        "warnings": report.count("warning"),
+        "report": f"{page}#check",
+        "document": f"{page}/check",
+    }
     if prefers_html():
         body = render_template(
-            "uploaded.html", title="Dataset loaded", info=info, outcome=outcome, page=page
+            "uploaded.html",
+            title="Dataset loaded",
+            info=info,
+            outcome=outcome,
+            page=page,
+            known=known,
+            check=check,
+            findings=report.by_code(),
         )
         response = Response(body, status=201 if outcome.created else 200, mimetype="text/html")
     else:
@@ -352,6 +368,9 @@ def upload_dataset() -> Response:
             questions=info.questions,
             created=outcome.created,
             warnings=list(outcome.warnings),
+            catalog=known.name if known else None,
+            knowledge_base=info.knowledge_base,
+            check=check,
         )
         response.status_code = 201 if outcome.created else 200
     response.headers["Location"] = page

@@ -175,3 +175,43 @@ def test_submit_follow_publish_and_walk_the_experiment_pages(
     errors = validate_html(saved)
     assert not errors, "\n".join(errors)
     assert len(saved) == len(pages) + len(posts)
+
+
+def test_upload_from_the_navigation_typing_into_every_field(
+    page: Any, live_server: LiveServer
+) -> None:
+    # Typing runs the browser's own checks of each field (a `pattern` is compiled then): the
+    # page must log nothing on the console while every visible text field is typed into.
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text) if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: console.append(str(e)))
+    page.goto(live_server.url + "/")
+    page.click("nav >> text=Upload")
+    page.wait_for_url("**/upload")
+    fields = page.locator(
+        "form input:not([type=hidden]):not([type=checkbox]):not([type=file]):not([type=radio])"
+    )
+    typed = 0
+    for n in range(fields.count()):
+        field = fields.nth(n)
+        field.click()
+        field.press_sequentially(
+            "checked-in-browser" if "name" in (field.get_attribute("id") or "") else SUBMIT_TOKEN
+        )
+        field.press("Tab")
+        typed += 1
+    assert typed >= 6  # both forms: token, name and title, system name, language, KB
+    assert console == []
+    page.fill("#dataset-submit_token", SUBMIT_TOKEN)
+    page.fill("#dataset-name", "checked-in-browser")
+    page.set_input_files("#dataset_file", str(EXAMPLES / "example-questions.json"))
+    page.click("#dataset-form button[type=submit]")
+    page.wait_for_load_state()
+    assert "no catalog entry has this file" in page.inner_text("#recognised")
+    summary = page.inner_text("#check-summary")
+    assert re.search(r"\d+ errors?, \d+ warnings?", summary)
+    _shot(page, "10-uploaded")
+    page.click("#check-summary a >> nth=0")
+    page.wait_for_url("**/dataset/checked-in-browser/v1#check")
+    assert page.locator("#check").is_visible()
+    assert console == []

@@ -56,6 +56,57 @@ def test_dataset_upload_stores_a_new_version_and_refreshes_readers(forms_app: An
     assert "uploaded-example" in listing
 
 
+def test_an_uploaded_dataset_is_checked_and_the_report_linked(forms_app: Any) -> None:
+    client = forms_app.test_client()
+    svc = forms_app.extensions["services"]
+    data = {
+        "csrf_token": csrf_of(client, "/upload"),
+        "submit_token": SUBMIT_TOKEN,
+        "dataset_file": upload((EXAMPLES / "example-questions.json").read_bytes(), "x.json"),
+        "name": "checked-example",
+    }
+    response = client.post(
+        "/upload/dataset", data=data, headers=HTML, content_type="multipart/form-data"
+    )
+    assert response.status_code == 201
+    html = response.get_data(as_text=True)
+    (info,) = library.list_versions(svc.store, PAGES_BASE, "checked-example")
+    report = library.check_dataset(
+        library.read_dataset(svc.store, info), library.sparql_syntax_problem
+    )
+    errors, warnings = report.count("error"), report.count("warning")
+    assert report.findings  # the example data has findings (question 8 lacks English)
+    assert f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning" in html
+    assert 'href="/dataset/checked-example/v1#check"' in html
+    assert "no catalog entry has this file" in html
+    # stored with the version: its page shows the findings instead of "not checked"
+    page = client.get("/dataset/checked-example/v1", headers=HTML).get_data(as_text=True)
+    assert "not checked" not in page and 'id="check"' in page
+
+
+def test_a_known_benchmark_is_recognised_by_its_checksum(forms_app: Any, shared_data: Any) -> None:
+    # QALD-4's multilingual test under another file name: recognised by its content, named
+    # and described as the catalog says, its knowledge base recorded
+    client = forms_app.test_client()
+    svc = forms_app.extensions["services"]
+    path = shared_data / "qald/ag-sc_QALD/4/data/qald-4_multilingual_test_withanswers.xml"
+    response = client.post(
+        "/upload/dataset",
+        data={"dataset_file": upload(path.read_bytes(), "my-copy.xml")},
+        headers={**JSON, **BEARER},
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 201, response.get_data(as_text=True)
+    body = response.get_json()
+    name = "qald-4-multilingual-test"
+    assert body["name"] == body["catalog"] == name
+    assert body["knowledge_base"] == "dbpedia-3.9"
+    assert body["check"]["report"] == f"/dataset/{name}/v1#check"
+    (info,) = library.list_versions(svc.store, PAGES_BASE, name)
+    assert info.questions == 50 and info.knowledge_base == "dbpedia-3.9"
+    assert info.catalog_name == name
+
+
 @pytest.mark.parametrize(
     ("content", "name", "expected", "line"),
     [
