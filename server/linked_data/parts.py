@@ -5,9 +5,14 @@ An experiment graph holds aggregate results and, per question, observations and 
 
 * the experiment's document holds the experiment, its tasks, systems, asking runs and
   aggregate results with their cube structures, ``DOCUMENT_TASKS`` tasks a page;
-* a task's document holds the task and its aggregate results, and the per-question results
-  (question results, their observations, undefined values and matched pairs) of
-  ``DOCUMENT_QUESTIONS`` questions a page, in the dataset's natural order;
+* a task's document holds the task and its aggregate results, then the per-question results
+  (question results, their observations, undefined values and matched pairs, the stored
+  reply) in the dataset's natural order, cut by quads: a page holds at most
+  ``DOCUMENT_TASK_QUADS`` quads whatever one question holds (a system answering thousands of
+  IRIs per question made a page of 100 questions exceed every bound, issue 41), so one
+  question's quads may continue on the next page. Where each page starts is laid out once
+  per store generation (``task_layout``: one pass counting each question's quads); a page
+  then reads only its own questions;
 * a resource naming a graph with ``qab:graph`` (a dataset version, a knowledge base), and a
   graph's own document, hold ``DOCUMENT_GRAPH_QUADS`` of the graph's quads a page.
 
@@ -33,10 +38,10 @@ from vocab.project import QAB
 from vocab.qb import QB
 from vocab.standard import DCTERMS, HYDRA, PROV, RDF
 
-# Tasks, questions and graph quads a page. With a task's aggregate results about 300 quads and
-# a question's results about 150 per experiment type, pages stay under ``MAX_DOCUMENT_QUADS``.
+# Tasks of an experiment's page, and quads of a task's or a graph's page (pages stay far under
+# ``MAX_DOCUMENT_QUADS``: a task's aggregate results are about 300 quads).
 DOCUMENT_TASKS = 50
-DOCUMENT_QUESTIONS = 100
+DOCUMENT_TASK_QUADS = 50_000
 DOCUMENT_GRAPH_QUADS = 50_000
 # No document page holds more (pages keep them far smaller; this bounds what nothing pages).
 MAX_DOCUMENT_QUADS = 250_000
@@ -210,23 +215,64 @@ def question_results(svc: Source, task: NamedNode, graph: NamedNode) -> list[Que
     return svc.remember(f"question-results {task.value}", _group)
 
 
-def task_part(svc: Source, task: NamedNode, graph: NamedNode, page: int) -> Part:
-    """Return page ``page`` of a task's document: the task, its aggregate results, and the
-    per-question results of ``DOCUMENT_QUESTIONS`` questions."""
+def _task_head(svc: Source, task: NamedNode, graph: NamedNode) -> list[Quad]:
+    """Return what the first page of a task's document holds before its questions."""
     ref = iris.parse(svc.base, task.value)
     experiment = ref.parts[0] if ref is not None else ""
+    return list(_walk(svc, [task, *_aggregates(svc, task, graph)], graph, experiment))
+
+
+def _question_quads(
+    svc: Source, task: NamedNode, graph: NamedNode, group: QuestionNodes
+) -> list[Quad]:
+    """Return one question's quads in a task's document, each once, in a fixed order."""
+    out: dict[Quad, None] = {}
+    for node in group.results:
+        out[Quad(task, QAB.questionResult, node, graph)] = None
+        out.update(dict.fromkeys(_subtree(svc, node, graph)))
+    for node in group.observations:
+        out.update(dict.fromkeys(svc.store.quads(node, None, None, graph)))
+    for node in group.replies:
+        out.update(dict.fromkeys(_subtree(svc, node, graph)))
+    return list(out)
+
+
+def task_layout(svc: Source, task: NamedNode, graph: NamedNode) -> list[tuple[int, int]]:
+    """Return where each page of a task's document starts: (question index, quads of that
+    question on earlier pages), laid out once per store generation by counting."""
+
+    def _layout() -> list[tuple[int, int]]:
+        budget = DOCUMENT_TASK_QUADS
+        starts = [(0, 0)]
+        used = len(_task_head(svc, task, graph))
+        for index, group in enumerate(question_results(svc, task, graph)):
+            size, offset = len(_question_quads(svc, task, graph, group)), 0
+            while size - offset > budget - used:
+                offset += max(0, budget - used)  # (a head alone over the budget: next page)
+                starts.append((index, offset))
+                used = 0
+            used += size - offset
+        return starts
+
+    return svc.remember(f"task-layout {task.value} {DOCUMENT_TASK_QUADS}", _layout)
+
+
+def task_part(svc: Source, task: NamedNode, graph: NamedNode, page: int) -> Part:
+    """Return page ``page`` of a task's document: on the first the task and its aggregate
+    results, then per-question results up to ``DOCUMENT_TASK_QUADS`` quads a page."""
+    starts = task_layout(svc, task, graph)
+    pages = len(starts)
+    if page > pages:
+        return Part([], page, pages)
     groups = question_results(svc, task, graph)
-    pages = page_count(len(groups), DOCUMENT_QUESTIONS)
-    out = _walk(svc, [task, *_aggregates(svc, task, graph)], graph, experiment)
-    for group in groups[(page - 1) * DOCUMENT_QUESTIONS : page * DOCUMENT_QUESTIONS]:
-        for node in group.results:
-            out[Quad(task, QAB.questionResult, node, graph)] = None
-            out.update(dict.fromkeys(_subtree(svc, node, graph)))
-        for node in group.observations:
-            out.update(dict.fromkeys(svc.store.quads(node, None, None, graph)))
-        for node in group.replies:
-            out.update(dict.fromkeys(_subtree(svc, node, graph)))
-    return Part(list(out), page, pages)
+    out = _task_head(svc, task, graph) if page == 1 else []
+    first, skip = starts[page - 1]
+    last, keep = starts[page] if page < pages else (len(groups), 0)
+    for index in range(first, min(last + 1, len(groups))):
+        quads = _question_quads(svc, task, graph, groups[index])
+        end = keep if index == last else len(quads)
+        out += quads[skip if index == first else 0 : end]
+    return Part(out, page, pages)
 
 
 def _asking_run(svc: Source, task: NamedNode, graph: NamedNode) -> NamedNode | None:

@@ -218,7 +218,14 @@ def _headers(
     if reader.opened:
         response.vary.update(("Authorization", "Cookie"))
         remember_tokens(response)
-    decorate(response, reader.stem, resource.formats if resource.documents else (), reader.choice)
+    page = request.args.get("page", "")
+    decorate(
+        response,
+        reader.stem,
+        resource.formats if resource.documents else (),
+        reader.choice,
+        int(page) if page.isdigit() and len(page) < 10 else 1,
+    )
     if links:
         existing = response.headers.get("Link")
         response.headers["Link"] = ", ".join([*([existing] if existing else []), *links])

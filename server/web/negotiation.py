@@ -161,7 +161,11 @@ def alternates(stem: str, offered: Sequence[Representation]) -> list[tuple[str, 
 
 
 def decorate(
-    response: Response, stem: str, offered: Sequence[Representation], choice: Choice
+    response: Response,
+    stem: str,
+    offered: Sequence[Representation],
+    choice: Choice,
+    page: int = 1,
 ) -> Response:
     """Add ``Vary``, ``Content-Location`` and ``Link`` alternates to a response.
 
@@ -175,15 +179,18 @@ def decorate(
             means it has no document URLs.
         offered: every form the resource has a document URL for.
         choice: what ``negotiate`` chose.
+        page: the page of the document this response is (its URLs name the same page).
     """
     response.vary.add("Accept")
     chosen = choice.rep
+    # page 2 of the Turtle form is at stem.ttl?page=2, not at the first page's URL
+    at = f"?page={page}" if page > 1 else ""
     if choice.negotiated and chosen in offered and not (choice.as_graph and chosen in QUAD_FORMATS):
-        response.headers["Content-Location"] = f"{stem}.{chosen.extension}"
+        response.headers["Content-Location"] = f"{stem}.{chosen.extension}{at}"
     if chosen == JSONLD:
         return response
     links = [
-        f'<{url}>; rel="alternate"; type="{rep.media_type}"'
+        f'<{url}{at}>; rel="alternate"; type="{rep.media_type}"'
         for url, rep in alternates(stem, offered)
         if rep != chosen
     ]

@@ -5,6 +5,7 @@ rest (``hydra:view`` and ``Link``), and the pages together hold every quad exact
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -41,7 +42,7 @@ def _pages(client: Any, path: str) -> list[tuple[Any, set[Any]]]:
 def test_experiment_document_holds_aggregates_and_task_documents_the_questions(
     fresh_world: PagesWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(parts, "DOCUMENT_QUESTIONS", 3)
+    monkeypatch.setattr(parts, "DOCUMENT_TASK_QUADS", 1200)
     client = fresh_world.app.test_client()
     eid = fresh_world.published.id
     graph = graphs.experiment_graph(PAGES_BASE, eid)
@@ -56,7 +57,9 @@ def test_experiment_document_holds_aggregates_and_task_documents_the_questions(
     for task in fresh_world.runner.summary(eid).tasks:
         pages = _pages(client, f"/task/{eid}/{task.plan.number}.nq")
         if task.results:
-            assert len(pages) == 3  # eight questions, three a page
+            assert len(pages) >= 2  # eight questions, cut by quads
+            # a page never holds more than its quads, whatever one question holds
+            assert all(len(quads) <= 1200 for _response, quads in pages), [len(q) for _, q in pages]
             first = pages[0][0]
             assert 'rel="next"' in first.headers["Link"] and 'rel="last"' in first.headers["Link"]
             turtle = client.get(f"/task/{eid}/{task.plan.number}.ttl?page=2").data
@@ -102,3 +105,47 @@ def test_graph_documents_come_in_pages_that_hold_every_quad_once(
     assert NamedNode(f"{PAGES_BASE}/dataset/qabench-example/v1") in {
         q.subject for q in parse(version.data, RdfFormat.N_QUADS)
     }
+
+
+def test_a_question_larger_than_a_page_continues_on_the_next(
+    fresh_world: PagesWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 41: a page held 100 questions whatever their size, so one system answering
+    # thousands of IRIs per question made every RDF form of its task a 500.
+    monkeypatch.setattr(parts, "DOCUMENT_TASK_QUADS", 400)  # less than one question holds
+    client = fresh_world.app.test_client()
+    eid = fresh_world.published.id
+    graph = graphs.experiment_graph(PAGES_BASE, eid)
+    stored = {q for q in fresh_world.services.store.quads(graph=graph)}
+    task = next(t for t in fresh_world.runner.summary(eid).tasks if t.results)
+    pages = _pages(client, f"/task/{eid}/{task.plan.number}.nq")
+    later = [len(quads) for _response, quads in pages[1:]]
+    assert len(later) > 8 and all(0 < n <= 400 for n in later), later
+    collected = set().union(*(quads for _response, quads in pages))
+    assert collected <= stored
+    total = sum(len(quads) for _response, quads in pages)
+    assert total == len(collected)  # each quad on one page only
+    per_question = {
+        q for q in stored if f"/task/{eid}/{task.plan.number}/question/" in q.subject.value
+    }
+    assert per_question and per_question <= collected
+    held = Counter(q.subject.value.split("/question/")[1].split("/")[0] for q in per_question)
+    assert max(held.values()) > 400, held  # so a question did continue on the next page
+
+
+def test_later_pages_name_themselves_in_content_location_and_alternates(
+    fresh_world: PagesWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 41: pages >= 2 named page 1 in Content-Location and their alternate links.
+    monkeypatch.setattr(parts, "DOCUMENT_TASK_QUADS", 1200)
+    client = fresh_world.app.test_client()
+    eid = fresh_world.published.id
+    task = next(t for t in fresh_world.runner.summary(eid).tasks if t.results)
+    path = f"/task/{eid}/{task.plan.number}"
+    second = client.get(f"{path}?page=2", headers={"Accept": "text/turtle"})
+    assert second.status_code == 200
+    assert second.headers["Content-Location"] == f"{path}.ttl?page=2"
+    alternates = re.findall(r'<([^>]+)>; rel="alternate"', second.headers["Link"])
+    assert alternates and all(url.endswith("?page=2") for url in alternates), alternates
+    first = client.get(path, headers={"Accept": "text/turtle"})
+    assert first.headers["Content-Location"] == f"{path}.ttl"
