@@ -62,6 +62,10 @@ def _json_term(binding: Mapping[str, Any]) -> AnswerValue | None:
     return None
 
 
+# The column Virtuoso answers an ASK query in (see store.wire).
+ASK_COLUMN = "__ASK_RETVAL"
+
+
 def answer_set_from_json(document: Mapping[str, Any]) -> AnswerSet:
     """Return the answer set of a SPARQL 1.1 JSON results document.
 
@@ -75,6 +79,12 @@ def answer_set_from_json(document: Mapping[str, Any]) -> AnswerSet:
     if not isinstance(bindings, list):
         raise KnowledgeBaseError("The endpoint's answer is not a SPARQL JSON result")
     names = [str(v) for v in head.get("vars", [])]
+    if [n.upper() for n in names] == [ASK_COLUMN]:
+        # Virtuoso answers ASK as a one-column SELECT: 1 in one row, or no row (store.wire)
+        row = bindings[0] if bindings and isinstance(bindings[0], dict) else {}
+        cell = row.get(names[0]) if row else None
+        value = cell.get("value") if isinstance(cell, dict) else None
+        return AnswerSet(boolean=value not in (None, "0", "false"))
     values: dict[AnswerValue, None] = {}
     for row in bindings:
         for name in names or list(row):

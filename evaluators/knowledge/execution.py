@@ -143,6 +143,10 @@ def refusal(sparql: str) -> str | None:
     return None
 
 
+# A failure that a second attempt by POST cannot mend (the same result would come back).
+_FINAL = "the result is"
+
+
 def _cut(rows: int, limit: int) -> str | None:
     return f"results cut at {limit} rows" if rows > limit else None
 
@@ -225,7 +229,9 @@ class StoreExecutor:
 
 
 class EndpointExecutor:
-    """Runs system queries on a SPARQL endpoint (SPARQL 1.1 Protocol, JSON results)."""
+    """Runs system queries on a SPARQL endpoint (SPARQL 1.1 Protocol, JSON results): each query
+    is sent by GET and, when that fails, once more by POST (as the 2026 TEXT2SPARQL client
+    does); a query that fails both ways gives no results (scored as an empty answer)."""
 
     def __init__(
         self,
@@ -238,23 +244,43 @@ class EndpointExecutor:
         self._limits = limits
 
     def _fetch(self, sparql: str) -> bytes:
+        """Return the result body: sent by GET, and once more by POST when that fails (the
+        2026 client's rule: long queries, endpoints refusing GET); both within one deadline.
+
+        Raises:
+            KnowledgeBaseError: both attempts failed (the POST's reason) or the result is too
+                large or too slow.
+        """
+        deadline = time.monotonic() + self._limits.timeout_seconds
+        query = with_known_prefixes(sparql)
+        try:
+            return self._attempt("GET", query, deadline)
+        except KnowledgeBaseError as exc:
+            if exc.args and str(exc.args[0]).startswith(_FINAL):
+                raise
+        except (httpx.HTTPError, OSError):
+            pass
+        return self._attempt("POST", query, deadline)
+
+    def _attempt(self, method: str, query: str, deadline: float) -> bytes:
         limits = self._limits
-        deadline = time.monotonic() + limits.timeout_seconds
+        remaining = max(0.001, deadline - time.monotonic())
         chunks: list[bytes] = []
         total = 0
+        sent = {"params": {"query": query}} if method == "GET" else {"data": {"query": query}}
         with httpx.stream(
-            "POST",
+            method,
             self._url,
-            data={"query": with_known_prefixes(sparql)},
+            **sent,  # type: ignore[arg-type]
             headers={"Accept": "application/sparql-results+json"},
-            timeout=limits.timeout_seconds,
+            timeout=remaining,
         ) as response:
             if response.status_code != 200:
                 raise KnowledgeBaseError(f"the endpoint answered HTTP {response.status_code}")
             for chunk in response.iter_bytes():
                 total += len(chunk)
                 if total > limits.max_bytes:
-                    raise KnowledgeBaseError(f"the result is larger than {limits.max_bytes} bytes")
+                    raise KnowledgeBaseError(f"{_FINAL} larger than {limits.max_bytes} bytes")
                 if time.monotonic() > deadline:
                     raise KnowledgeBaseError(
                         f"the query ran longer than {limits.timeout_seconds:g} s"

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from evaluators.formats.text2sparql.writer import result_set
-from evaluators.knowledge.execution import QueryExecutor
+from evaluators.knowledge.execution import Execution, QueryExecutor
 from evaluators.model import AnswerSet, Dataset, Question
 
 # Values quoted per side in a difference.
@@ -127,3 +127,64 @@ def lexical_reference_differences(dataset: Dataset, executor: QueryExecutor) -> 
     if not published:
         return {}
     return reference_differences(replace(dataset, questions=tuple(published)), executor)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineDifference:
+    """A question whose reference query gives other results on two engines, and how."""
+
+    question_id: str
+    first: tuple[str, ...] | None  # the flat result set on the first engine (None: no results)
+    second: tuple[str, ...] | None
+    description: str
+
+
+def _flat(outcome: Execution) -> tuple[dict[str, int] | None, str | None]:
+    if outcome.answers is None:
+        return None, outcome.problem
+    return result_set((outcome.answers,)), outcome.problem
+
+
+def engine_differences(
+    dataset: Dataset, first: QueryExecutor, second: QueryExecutor
+) -> list[EngineDifference]:
+    """Run every reference query on two engines and list the questions whose results differ.
+
+    The results are compared as the official evaluation sees them (flat result sets of lexical
+    values, ``{"true": 1|0}`` for ASK), so a listed question is one whose score may depend on
+    the engine. A query that fails or runs too long on one engine and not the other differs;
+    identical queries run once per engine.
+
+    Returns:
+        One entry per differing question, in the dataset's order.
+    """
+    runs: dict[str, tuple[tuple[dict[str, int] | None, str | None], ...]] = {}
+    found: list[EngineDifference] = []
+    for question in dataset.questions:
+        if not question.sparql:
+            continue
+        if question.sparql not in runs:
+            runs[question.sparql] = (_flat(first.run(question.sparql)),
+                                     _flat(second.run(question.sparql)))  # fmt: skip
+        (a, a_problem), (b, b_problem) = runs[question.sparql]
+        if a == b:
+            continue
+        if a is None or b is None:
+            said = (f"no results on {first.description if a is None else second.description}: "
+                    f"{a_problem if a is None else b_problem}")  # fmt: skip
+        else:
+            said = (
+                (difference(a, b) or "")
+                .replace("here", f"on {second.description}")
+                .replace("in the reference result set", f"on {first.description}")
+                .replace("only in the reference", f"only on {first.description}")
+            )
+        found.append(
+            EngineDifference(
+                question.id,
+                tuple(a) if a is not None else None,
+                tuple(b) if b is not None else None,
+                said,
+            )
+        )
+    return found

@@ -18,6 +18,7 @@ from evaluators.formats.qald_json_writer import dataset_json
 from evaluators.formats.text2sparql.questions import looks_like_questions
 from evaluators.knowledge.bases import refresh_answers
 from evaluators.knowledge.endpoint import is_endpoint
+from evaluators.knowledge.reference import engine_differences
 from evaluators.model import SourceFormat
 from server.cli.context import Context
 
@@ -115,6 +116,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     check.add_argument("--json", action="store_true")
     check.set_defaults(func=run_check)
+
+    engines = act.add_parser(
+        "engines",
+        help="run a dataset's reference queries on two engines and list the questions whose "
+        "results differ",
+    )
+    engines.add_argument("target", help="NAME[@N] of a loaded dataset, or a questions file")
+    engines.add_argument("--kb", required=True, metavar="NAME|URL", help="the first engine")
+    engines.add_argument("--versus", required=True, metavar="NAME|URL", help="the second engine")
+    engines.add_argument("--json", action="store_true")
+    engines.set_defaults(func=run_engines)
 
 
 def _info_json(info: library.VersionInfo) -> dict[str, Any]:
@@ -302,6 +314,31 @@ def run_fetch(ctx: Context, args: argparse.Namespace) -> int:
             _report_load(ctx, outcome, False)
     if args.json:
         ctx.emit_json(results[0] if len(results) == 1 else results)
+    return 0
+
+
+def run_engines(ctx: Context, args: argparse.Namespace) -> int:
+    """List the questions whose reference query gives other results on the two engines."""
+    path = Path(args.target)
+    if path.is_file():
+        dataset = parse_file(path, max_bytes=ctx.config.datasets.max_file_bytes)
+        label = str(path)
+    else:
+        info = library.resolve_version(ctx.store, ctx.config.base_iri, args.target)
+        dataset, label = library.read_dataset(ctx.store, info), f"{info.name}/v{info.version}"
+    first, second = ctx.executor(args.kb), ctx.executor(args.versus)
+    found = engine_differences(dataset, first, second)
+    asked = sum(1 for q in dataset.questions if q.sparql)
+    if args.json:
+        ctx.emit_json({
+            "dataset": label, "first": first.description, "second": second.description,
+            "questions": asked, "differing": len(found), "differences": [asdict(d) for d in found],
+        })  # fmt: skip
+        return 0
+    print(f"{label}: {len(found)} of {asked} reference queries give other results on "
+          f"{first.description} and {second.description}")  # fmt: skip
+    for d in found:
+        print(f"  {d.question_id}: {d.description}")
     return 0
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,70 @@ def test_rows_are_cut_and_time_is_bounded(store: TripleStore) -> None:
 def test_an_unknown_kb_name_says_how_to_load_one(store: TripleStore, tmp_path: Path) -> None:
     with pytest.raises(KnowledgeBaseError, match="qabench kb load"):
         open_executor(store, BASE, "nope")
+
+
+class _Endpoint:
+    """A loopback SPARQL endpoint that refuses GET, POST or both, on purpose."""
+
+    def __init__(self, refuse: frozenset[str]) -> None:
+        self.methods: list[str] = []
+        outer = self
+        body = json.dumps(
+            {"head": {"vars": ["x"]},
+             "results": {"bindings": [{"x": {"type": "uri", "value": "http://ex.org/a"}}]}}
+        ).encode()  # fmt: skip
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self, method: str) -> None:
+                outer.methods.append(method)
+                if method == "POST":
+                    self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                status = 405 if method in refuse else 200
+                self.send_response(status)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.send_header("Content-Length", str(len(body) if status == 200 else 0))
+                self.end_headers()
+                if status == 200:
+                    self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                self._answer("GET")
+
+            def do_POST(self) -> None:
+                self._answer("POST")
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/sparql"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("refuse", "methods", "answered"),
+    [
+        (frozenset(), ["GET"], True),
+        (frozenset({"GET"}), ["GET", "POST"], True),  # the 2026 client's POST fallback
+        (frozenset({"GET", "POST"}), ["GET", "POST"], False),  # then an empty result
+    ],
+)
+def test_queries_go_by_get_and_fall_back_to_post(
+    refuse: frozenset[str], methods: list[str], answered: bool
+) -> None:
+    endpoint = _Endpoint(refuse)
+    try:
+        outcome = EndpointExecutor(endpoint.url).run("SELECT ?x WHERE { ?x ?p ?o }")
+    finally:
+        endpoint.close()
+    assert endpoint.methods == methods
+    if answered:
+        assert outcome.answers is not None and [v.value for v in outcome.answers.values] == [
+            "http://ex.org/a"
+        ]
+    else:
+        assert outcome.answers is None and outcome.problem == "the endpoint answered HTTP 405"
