@@ -215,3 +215,61 @@ def test_upload_from_the_navigation_typing_into_every_field(
     page.wait_for_url("**/dataset/checked-in-browser/v1#check")
     assert page.locator("#check").is_visible()
     assert console == []
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_a_two_system_two_profile_experiment_reads_right_at_each_width(
+    page: Any, live_server: LiveServer, tmp_path: Path, width: int
+) -> None:
+    from playwright.sync_api import expect
+
+    from tests.plugins.experiment_pages import wrong_answers_file
+
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(live_server.url + "/experiments/new")
+    page.fill("#submit_token", SUBMIT_TOKEN)
+    page.select_option("#dataset", f"{EXAMPLE_DATASET}@1")
+    page.check("input[name=profile][value=gerbil-legacy]")  # strict is ticked already
+    page.set_input_files("#answers_file_1", str(EXAMPLES / "example-answers.json"))
+    page.fill("#answers_name_1", "example-answers")
+    page.set_input_files("#answers_file_2", str(wrong_answers_file(tmp_path)))
+    page.fill("#answers_name_2", "wrong-answers")
+    page.check("input[name=publish]")
+    page.click("form.upload button[type=submit]")
+    page.click("#experiment-link")
+    expect(page.locator("#experiment-state")).to_have_text("finished", timeout=WAIT_MS)
+    # strict first: its matrix and headline come before gerbil-legacy's
+    captions = page.locator("table.glance caption").all_inner_texts()
+    assert [("strict" in c, "gerbil-legacy" in c) for c in captions] == [
+        (True, False),
+        (False, True),
+    ]
+    assert page.inner_text("#headlines").index("strict") < page.inner_text("#headlines").index(
+        "gerbil-legacy"
+    )
+    # the headline values with their intervals, visible at this width
+    interval = page.locator("table.glance td .ci").first
+    expect(interval).to_be_visible()
+    assert re.fullmatch(r"\[\d\.\d{4}, \d\.\d{4}\]", interval.inner_text())
+    expect(page.locator("#profile-notes")).to_be_visible()
+    assert "gerbil-legacy counts as right what strict does not" in page.inner_text("#profile-notes")
+    expect(page.locator("#significance table").first).to_be_visible()  # open
+    # the compare form starts with two systems under one profile
+    first = page.locator("#compare-a option:checked").inner_text()
+    second = page.locator("#compare-b option:checked").inner_text()
+    assert (
+        "(strict," in first and "(strict," in second and first.split(":")[1] != second.split(":")[1]
+    )
+    _shot(page, f"11-two-profiles-{width}")
+    experiment = page.url.rstrip("/").rsplit("/", 1)[-1]
+    latex = httpx.get(
+        f"{live_server.url}/experiment/{experiment}", headers={"Accept": "application/x-latex"}
+    )
+    assert latex.status_code == 200 and r"\begin{tabular}" in latex.text
+    csv_text = httpx.get(
+        f"{live_server.url}/task/{experiment}/1", headers={"Accept": "text/csv"}
+    ).text
+    assert csv_text.splitlines()[0].startswith(
+        "question,text,gold,system,tp,fp,fn,precision,recall,f1"
+    )
+    assert len(csv_text.strip().splitlines()) == 1 + 8
