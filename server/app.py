@@ -22,6 +22,7 @@ from evaluators.experiments.runner import ExperimentRunner
 from server.ask import routes as ask_routes
 from server.ask.qa_system import system_registry
 from server.ask.service import RagService
+from server.challenge import routes as challenge
 from server.config import Config
 from server.linked_data import description, discovery, dump, vocabulary
 from server.linked_data import routes as resource_routes
@@ -64,6 +65,7 @@ BLUEPRINTS = (
     experiment_routes.bp,  # /experiment/..., /task/...
     systems.bp,  # /system/...
     leaderboard.bp,  # /leaderboard
+    challenge.bp,  # /challenge/text2sparql-2026
     compare.bp,  # /compare
     submit_routes.bp,  # /experiments/new, /upload, /experiments/<id>/publish
     ask_routes.bp,  # /ask, /ask/jobs, /api/qa, /rag/run/...
