@@ -313,13 +313,66 @@ def _subtree(svc: Source, node: NamedNode, graph: NamedNode) -> list[Quad]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class GraphLayout:
+    """A graph's subjects with their quad counts, and where each page starts: (subject
+    index, quads of that subject on earlier pages)."""
+
+    subjects: list[NamedNode | BlankNode]
+    counts: list[int]
+    starts: list[tuple[int, int]]
+
+
+def graph_layout(svc: Source, graph: NamedNode) -> GraphLayout:
+    """Return the page layout of ``graph``, made once per store generation: the engine counts
+    the quads of each subject (one aggregate over the graph), so a page is then read subject by
+    subject through the index, whatever its number (skipping to page N read N pages first:
+    page 53 of a 2.6 M-quad graph took 22.8 s against 0.5 s for page 1, issue 41)."""
+
+    def _layout() -> GraphLayout:
+        # The graph is written through its term object (never pasted text): str() is <iri>.
+        result = svc.store.query(
+            f"SELECT ?s (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }} GROUP BY ?s"
+        )
+        subjects: list[NamedNode | BlankNode] = []
+        counts: list[int] = []
+        for row in result:  # type: ignore[union-attr]
+            subject = row["s"]
+            if isinstance(subject, _NODES):
+                subjects.append(subject)
+                counts.append(int(row["n"].value))
+        starts, used = [(0, 0)], 0
+        for index, size in enumerate(counts):
+            offset = 0
+            while size - offset > DOCUMENT_GRAPH_QUADS - used:
+                offset += DOCUMENT_GRAPH_QUADS - used
+                starts.append((index, offset))
+                used = 0
+            used += size - offset
+        if len(starts) > 1 and starts[-1] == (len(counts) - 1, counts[-1]):
+            starts.pop()  # the last subject ended a page exactly
+        return GraphLayout(subjects, counts, starts)
+
+    return svc.remember(f"graph-layout {graph.value} {DOCUMENT_GRAPH_QUADS}", _layout)
+
+
 def graph_part(svc: Source, graph: NamedNode, page: int) -> Part:
-    """Return page ``page`` of a graph's quads (``DOCUMENT_GRAPH_QUADS`` a page)."""
-    start = (page - 1) * DOCUMENT_GRAPH_QUADS
-    # one more than a page tells whether another page follows
-    quads = list(islice(svc.store.quads(graph=graph), start, start + DOCUMENT_GRAPH_QUADS + 1))
-    more = len(quads) > DOCUMENT_GRAPH_QUADS
-    return Part(quads[:DOCUMENT_GRAPH_QUADS], page, page + 1 if more else page, not more)
+    """Return page ``page`` of a graph's quads (``DOCUMENT_GRAPH_QUADS`` a page), reading only
+    the subjects of that page (``graph_layout``)."""
+    layout = graph_layout(svc, graph)
+    pages = len(layout.starts)
+    if page > pages:
+        return Part([], page, pages)
+    first, skip = layout.starts[page - 1]
+    last, keep = layout.starts[page] if page < pages else (len(layout.subjects), 0)
+    out: list[Quad] = []
+    for index in range(first, min(last + 1, len(layout.subjects))):
+        end = keep if index == last else layout.counts[index]
+        begin = skip if index == first else 0
+        if end > begin:
+            found = svc.store.quads(layout.subjects[index], None, None, graph)
+            out += islice(found, begin, end)
+    return Part(out, page, pages)
 
 
 def page_url(path: str, number: int) -> str:
