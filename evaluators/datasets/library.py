@@ -218,11 +218,14 @@ def store_dataset(
     split: str | None = None,
     derived_from: str | None = None,
     refreshed_with: str | None = None,
+    revision: str | None = None,
     new_version: bool = False,
     license: str | None = None,
 ) -> LoadOutcome:
     """Store an already parsed dataset as a new version (or recognise an identical one).
 
+    ``revision`` says what a derived version changed (an erratum; default: gold answers
+    re-computed from the gold queries).
     ``derived_from`` (a version IRI) and ``refreshed_with`` (an endpoint) record provenance for
     versions computed from another version rather than loaded from a file; such versions are
     new versions on purpose (``new_version`` is implied).
@@ -257,6 +260,7 @@ def store_dataset(
         previous_version=existing[-1].version if existing else None,
         derived_from=derived_from,
         refreshed_with=refreshed_with,
+        revision=revision,
         license=license,
     )
     graph = graphs.dataset_graph(base, name, number)

@@ -65,6 +65,7 @@ class VersionMeta:
     # A version computed from another one (gold refresh): its IRI and the endpoint queried.
     derived_from: str | None = None
     refreshed_with: str | None = None
+    revision: str | None = None  # what a derived version changed (default: gold re-computed)
     # The licence IRI of the file (default: qab:SourceLicense, the terms of its source).
     license: str | None = None
 
@@ -177,7 +178,8 @@ def version_description(dataset: Dataset, meta: VersionMeta) -> str:
         held += " in " + ", ".join(languages)
     origin = meta.source if _is_url(meta.source) else file_name(meta.source)
     if meta.derived_from:
-        origin = f"gold answers re-computed from {meta.derived_from}"
+        change = meta.revision or "gold answers re-computed"
+        origin = f"{change} from {meta.derived_from}"
     else:
         origin = f"from {origin}"
     kb = f"; knowledge base {meta.knowledge_base}" if meta.knowledge_base else ""
@@ -271,6 +273,9 @@ def _answer_type_triples(ver: NamedNode, dataset: Dataset) -> list[Triple]:
     return t
 
 
+_RECOMPUTED = "gold answers re-computed from the gold SPARQL queries"
+
+
 def _provenance_triples(base: str, meta: VersionMeta) -> list[Triple]:
     ver = iris.dataset_version_iri(base, meta.name, meta.version)
     loaded = Literal(meta.loaded_at.isoformat(), datatype=XSD.dateTime)
@@ -284,7 +289,7 @@ def _provenance_triples(base: str, meta: VersionMeta) -> list[Triple]:
         (ver, PROV.wasRevisionOf, derived),
         (ver, PROV.wasGeneratedBy, activity),
         (activity, RDF.type, PROV.Activity),
-        (activity, RDFS.label, Literal("gold answers re-computed from the gold SPARQL queries")),
+        (activity, RDFS.label, Literal(meta.revision or _RECOMPUTED)),
         (activity, PROV.used, derived),
     ]
     if meta.refreshed_with:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from evaluators.datasets import catalog, library
+from evaluators.datasets import catalog, errata, library
 from evaluators.datasets.checks import CheckReport, check_dataset
 from evaluators.datasets.text2sparql import load_text2sparql, prepare_gold
 from evaluators.formats import parse_file
@@ -20,7 +21,7 @@ from evaluators.knowledge.bases import refresh_answers
 from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.knowledge.reference import engine_differences
 from evaluators.model import SourceFormat
-from server.cli.context import Context
+from server.cli.context import CliError, Context
 
 FORMATS = [f.value for f in SourceFormat if not f.answers_only]
 
@@ -127,6 +128,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     engines.add_argument("--versus", required=True, metavar="NAME|URL", help="the second engine")
     engines.add_argument("--json", action="store_true")
     engines.set_defaults(func=run_engines)
+
+    erratum = act.add_parser(
+        "erratum", help="TEXT2SPARQL: store a corrected reference as the dataset's next version"
+    )
+    erratum.add_argument("name", help="NAME[@N] of the loaded dataset to correct")
+    how = erratum.add_mutually_exclusive_group(required=True)
+    how.add_argument(
+        "--count-distinct",
+        action="store_true",
+        help="correct the queries that count rows where COUNT(DISTINCT ...) was meant "
+        "(TEXT2SPARQL issue #143): rewrite them, run them on --kb",
+    )
+    how.add_argument(
+        "--corrections",
+        type=Path,
+        metavar="FILE",
+        help="a JSON file: qname -> {result: {value: 1}, reason: text, query?}",
+    )
+    erratum.add_argument("--kb", metavar="NAME|URL", help="where --count-distinct runs queries")
+    erratum.add_argument("--json", action="store_true")
+    erratum.set_defaults(func=run_erratum)
 
 
 def _info_json(info: library.VersionInfo) -> dict[str, Any]:
@@ -314,6 +336,47 @@ def run_fetch(ctx: Context, args: argparse.Namespace) -> int:
             _report_load(ctx, outcome, False)
     if args.json:
         ctx.emit_json(results[0] if len(results) == 1 else results)
+    return 0
+
+
+def run_erratum(ctx: Context, args: argparse.Namespace) -> int:
+    """Store a corrected reference as the next version, derived from the corrected one."""
+    base = ctx.config.base_iri
+    info = library.resolve_version(ctx.store, base, args.name)
+    dataset = library.read_dataset(ctx.store, info)
+    if args.count_distinct:
+        if not args.kb:
+            raise CliError(
+                "--count-distinct runs the corrected queries on a knowledge base: give "
+                "--kb NAME|URL (or give the results: --corrections FILE)"
+            )
+        corrections = errata.count_distinct_corrections(dataset, ctx.executor(args.kb))
+        revision = "erratum (COUNT over DISTINCT rows, TEXT2SPARQL issue #143)"
+    else:
+        data = read_file(args.corrections, ctx.config.datasets.max_file_bytes)
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            raise CliError(f"{args.corrections}: not JSON ({exc})") from exc
+        corrections = errata.corrections_from(dataset, doc, source=args.corrections.name)
+        revision = f"erratum ({args.corrections.name})"
+    if not corrections:
+        raise CliError(f"nothing to correct in {info.name}/v{info.version}; no version stored")
+    fixed = errata.corrected(dataset, corrections)
+    outcome = library.store_dataset(
+        ctx.store, base, fixed, dataset_json(fixed, info.name), name=info.name,
+        source=info.iri, knowledge_base=info.knowledge_base, title=info.title,
+        derived_from=info.iri, revision=revision,
+    )  # fmt: skip
+    if args.json:
+        doc = _info_json(outcome.info)
+        doc.update(corrected_from=info.iri, corrections=[asdict(c) for c in corrections])
+        ctx.emit_json(doc)
+        return 0
+    _report_load(ctx, outcome, False)
+    print(f"{len(corrections)} question(s) corrected from {info.name}/v{info.version}:")
+    for c in corrections:
+        print(f"  {c.question_id}: {c.note()}")
     return 0
 
 

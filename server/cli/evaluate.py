@@ -10,7 +10,9 @@ import argparse
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from evaluators.datasets.text2sparql import prepare_gold
 from evaluators.errors import EvaluationError
@@ -90,6 +92,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "<prefix>_results.json, <prefix>_pred_result_set.json, <prefix>_true_result_set.json; "
         "2025: <prefix>_eval.json, <prefix>_system_result_set.json, ...); existing files are "
         "never overwritten",
+    )
+    ev.add_argument(
+        "--compare-with",
+        metavar="NAME@N",
+        help="also score the answers against this dataset version (e.g. a corrected one, "
+        "`datasets erratum`) and show both side by side with the questions whose score changed",
     )
     ev.add_argument("--json", action="store_true", help="print one JSON document")
     ev.add_argument(
@@ -171,18 +179,62 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         _write_official(args.official_dir, official_files(evaluated, gold))
     checked = _check_thresholds(result, thresholds)
     missed = [c for c in checked if not c["passed"]]
+    other = _compared(ctx, args, settings, answers, result) if args.compare_with else None
     if args.json:
         doc = result_json(result, gold)
         if checked:
             doc["fail_under"] = checked
+        if other is not None:
+            doc["compared_with"] = other
         ctx.emit_json(doc)
     else:
         print_table(result)
         print_diagnostics(result)
+        if other is not None:
+            print(f"\ncompared with {other['dataset']}: {len(other['changed'])} question(s) "
+                  f"score otherwise; {other['results']}")  # fmt: skip
     for c in missed:
         shown = "undefined" if c["value"] is None else f"{c['value']:.4f}"
         print(f"qabench: {c['measure']} = {shown} < {c['threshold']}", file=sys.stderr)
     return 1 if missed else 0
+
+
+def _compared(
+    ctx: Context,
+    args: argparse.Namespace,
+    settings: Evaluation,
+    answers: bytes,
+    result: EvaluationResult,
+) -> dict[str, Any]:
+    """Score the same answers against ``--compare-with`` and say which questions moved."""
+    gold, label = read_gold(
+        lambda: ctx.store, ctx.config.base_iri, args.compare_with,
+        ctx.config.datasets.max_file_bytes,
+    )  # fmt: skip
+    second = evaluate_replies(gold, answers, replace(settings, label=label),
+                              source=args.answers.name).result  # fmt: skip
+    doc = result_json(second, gold)
+    before = _headlines(result)
+    after = _headlines(second)
+    changed = [
+        {"question": q, "value": before.get(q), "compared": after.get(q)}
+        for q in dict.fromkeys([*before, *after])
+        if before.get(q) != after.get(q)
+    ]
+    return {"dataset": label, "results": doc["results"], "changed": changed}
+
+
+def _headlines(result: EvaluationResult) -> dict[str, float | None]:
+    """Return each question's headline value (set_f_ndcg for TEXT2SPARQL, else f1)."""
+    scored = result.get("QA") or (result.results[0] if result.results else None)
+    if scored is None:
+        return {}
+    return {
+        s.question_id: next(
+            (m.value for m in s.measures if m.measure in ("set_f_ndcg", "f1")), None
+        )
+        for s in scored.per_question
+    }
 
 
 def _check_official(directory: Path, profile: str, gold: Dataset) -> None:
