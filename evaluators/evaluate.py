@@ -48,6 +48,7 @@ from evaluators.knowledge.execution import (
     QueryExecutor,
     open_executor,
 )
+from evaluators.knowledge.measures import ExtraMeasures, Ran, extra_measures
 from evaluators.knowledge.reference import lexical_reference_differences
 from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat
 from evaluators.qa import text2sparql, text2sparql_file
@@ -146,10 +147,12 @@ def evaluate(
 
 @dataclass(frozen=True, slots=True)
 class Evaluated:
-    """A scored answers file and the replies it was scored on (the answers as run)."""
+    """A scored answers file and the replies it was scored on (the answers as run), and the
+    execution-based measures beside the official ones (TEXT2SPARQL profiles with a KB)."""
 
     result: EvaluationResult
     replies: dict[str, Reply]
+    extra: ExtraMeasures | None = None
 
 
 def evaluate_replies(
@@ -193,7 +196,42 @@ def evaluate_replies(
         ))  # fmt: skip
     if system.ignored:
         result = replace(result, unknown_ids=system.ignored)
-    return Evaluated(result, replies)
+    extra = None
+    if executor is not None and rules is not None and rules.is_text2sparql:
+        extra = _extra_measures(gold, replies, executor, settings.language)
+    return Evaluated(result, replies, extra)
+
+
+def _extra_measures(
+    gold: Dataset, replies: dict[str, Reply], executor: QueryExecutor, language: str
+) -> ExtraMeasures:
+    """Run the reference queries on the executor's KB and measure the replies against them."""
+    asked = [q for q in gold.questions if q.text(language) is not None]
+    systems: dict[str, Ran] = {}
+    for qid, reply in replies.items():
+        answer = reply.answer
+        if answer is None or not answer.sparql or reply.executed is None:
+            systems[qid] = Ran(had_query=bool(answer is not None and answer.sparql))
+            continue
+        boolean = answer.answers[0].boolean if answer.answers else None
+        systems[qid] = Ran(reply.rows, boolean, reply.execution_problem)
+    runs: dict[str, Ran] = {}
+    references: dict[str, Ran] = {}
+    for q in asked:
+        if not q.sparql:
+            continue
+        if q.sparql not in runs:
+            outcome = executor.run(q.sparql)
+            flag = outcome.answers.boolean if outcome.answers is not None else None
+            runs[q.sparql] = Ran(outcome.rows, flag, outcome.problem)
+        references[q.id] = runs[q.sparql]
+    ordered = frozenset(q.id for q in asked if q.text2sparql and q.text2sparql.order_matters)
+    return extra_measures([q.id for q in asked], systems, references, ordered)
+
+
+def extra_json(extra: ExtraMeasures) -> dict[str, Any]:
+    """Return ``extra_measures`` of ``evaluate --json`` (apart from the official measures)."""
+    return {"means": extra.means, "defined": extra.defined, "per_question": extra.per_question}
 
 
 def official_files(evaluated: Evaluated, gold: Dataset) -> dict[str, dict[str, Any]]:

@@ -66,6 +66,8 @@ class Reply:
     execution_problem: str | None = None
     # the system's retry log of this question (TEXT2SPARQL protocol), in the client's words
     retries: tuple[str, ...] = ()
+    # the rows of the system's query as run here (row-level measures; not stored)
+    rows: tuple[tuple[str | None, ...], ...] | None = None
 
     @property
     def answered(self) -> bool:
@@ -136,6 +138,7 @@ def executing(executor: QueryExecutor) -> Callable[[Question, Reply], Reply]:
             answer=answer,
             executed=executor.description,
             execution_problem=outcome.problem,
+            rows=outcome.rows,
         )
 
     return complete

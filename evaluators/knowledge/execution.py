@@ -60,11 +60,14 @@ class ExecutionLimits:
 class Execution:
     """What running one query gave: its results, or ``None`` and why not.
 
-    ``problem`` is also set when results were cut at ``max_rows``.
+    ``problem`` is also set when results were cut at ``max_rows``. ``rows`` are the result's
+    rows as read (each a tuple of lexical forms by variable, ``None`` where unbound; ``None`` for
+    an ASK result or no results): what row-level measures compare.
     """
 
     answers: AnswerSet | None
     problem: str | None = None
+    rows: tuple[tuple[str | None, ...], ...] | None = None
 
 
 class QueryExecutor(Protocol):
@@ -143,6 +146,20 @@ def refusal(sparql: str) -> str | None:
     return None
 
 
+def _lexical(term: object) -> str | None:
+    """Return a result cell's lexical form (``None``: unbound); blank nodes keep their label."""
+    if term is None:
+        return None
+    return str(getattr(term, "value", term))
+
+
+def _cell(value: object) -> str | None:
+    """Return a SPARQL JSON binding's lexical form (``None``: unbound)."""
+    if isinstance(value, dict) and isinstance(value.get("value"), str):
+        return str(value["value"])
+    return None
+
+
 # A failure that a second attempt by POST cannot mend (the same result would come back).
 _FINAL = "the result is"
 
@@ -183,12 +200,14 @@ class StoreExecutor:
             return Execution(None, "only SELECT and ASK queries are run")
         names = [v.value for v in result.variables]
         values: dict[AnswerValue, None] = {}
+        kept: list[tuple[str | None, ...]] = []
         rows = 0
         try:
             for row in result:
                 rows += 1
                 if rows > self._limits.max_rows or time.monotonic() > deadline:
                     break
+                kept.append(tuple(_lexical(row[name]) for name in names))
                 for name in names:
                     term = row[name]
                     if isinstance(term, NamedNode | Literal):  # blank nodes are no answers
@@ -198,7 +217,7 @@ class StoreExecutor:
         if time.monotonic() > deadline:
             return Execution(None, self._late())
         answers = AnswerSet(tuple(values), None, tuple(names), has_bindings=True)
-        return Execution(answers, _cut(rows, self._limits.max_rows))
+        return Execution(answers, _cut(rows, self._limits.max_rows), tuple(kept))
 
     def _late(self) -> str:
         return f"the query ran longer than {self._limits.timeout_seconds:g} s"
@@ -314,9 +333,16 @@ class EndpointExecutor:
             return Execution(None, str(exc))
         except (TypeError, AttributeError, KeyError):  # bindings that are not JSON objects
             return Execution(None, "the endpoint did not answer SPARQL JSON results")
-        if answers.boolean is None:
-            answers = replace(answers, has_bindings=True)
-        return Execution(answers, _cut(rows, self._limits.max_rows))
+        if answers.boolean is not None:
+            return Execution(answers, _cut(rows, self._limits.max_rows))
+        answers = replace(answers, has_bindings=True)
+        names = [str(v) for v in (document.get("head") or {}).get("vars", [])]
+        table = tuple(
+            tuple(_cell(row.get(name)) for name in names)
+            for row in (document.get("results") or {}).get("bindings", [])
+            if isinstance(row, dict)
+        )
+        return Execution(answers, _cut(rows, self._limits.max_rows), table)
 
 
 def open_executor(

@@ -20,6 +20,7 @@ from evaluators.evaluate import (
     Evaluation,
     default_language,
     evaluate_replies,
+    extra_json,
     official_files,
     read_gold,
     result_json,
@@ -186,6 +187,9 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
             doc["fail_under"] = checked
         if other is not None:
             doc["compared_with"] = other
+        if evaluated.extra is not None:
+            # execution-based measures, beside the official ones and never in their averages
+            doc["extra_measures"] = extra_json(evaluated.extra)
         ctx.emit_json(doc)
     else:
         print_table(result)
