@@ -16,6 +16,11 @@ Bounded: loopback only, a fixed number of clients, a fixed duration, 30 s per re
 server (this script's child) is stopped at the end, also on Ctrl+C or SIGTERM.
 
     .venv/bin/python bench/load.py [--clients 50] [--duration 60] [--think 0.5]
+
+With ``--kb-triples N`` it measures ``qabench kb load`` beside ``oxigraph load`` instead, and
+the first writes after a start (``bench/kb_load.py``):
+
+    .venv/bin/python bench/load.py --kb-triples 1000000 [--rounds 2] [--tmp DIR]
 """
 
 from __future__ import annotations
@@ -299,7 +304,21 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--think", type=float, default=0.5, help="mean think time, seconds")
     parser.add_argument("--threads", type=int, default=8, help="the server's server.threads")
+    parser.add_argument(
+        "--kb-triples",
+        type=int,
+        default=0,
+        help="instead: kb load of N triples beside oxigraph load, then the first writes after "
+        "a start (bench/kb_load.py)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="A/B rounds of --kb-triples")
+    parser.add_argument("--tmp", default=None, help="where --kb-triples writes its files")
     args = parser.parse_args()
+    if args.kb_triples:
+        sys.path.insert(0, str(REPO / "bench"))
+        import kb_load  # a sibling script
+
+        return int(kb_load.run(args.kb_triples, args.rounds, args.tmp))
     if not 1 <= args.clients <= 500 or not 0 < args.duration <= 600:
         parser.error("--clients must be 1-500 and --duration at most 600 s")
     signal.signal(signal.SIGTERM, _stop)

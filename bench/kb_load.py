@@ -1,0 +1,169 @@
+"""``qabench kb load`` beside ``oxigraph load``, and the first writes after a start (issue 41).
+
+Run through ``bench/load.py --kb-triples N`` (it prints what this measures). Writes a
+DBpedia-like N-Triples file of ``N`` triples (``bench/scale.write_kb``), then in A/B rounds:
+
+* ``oxigraph load --graph G`` (the ``oxigraph`` CLI of the PyPI package in the venv, loading into
+  a named graph: the same work as ``kb load``, which keeps a knowledge base in a graph of its
+  own) and ``oxigraph load`` into the default graph (three indexes instead of six; the figure
+  the issue compared with), each into a fresh directory;
+* ``python -m server kb load`` of this checkout (``PYTHONPATH`` is the repository), into a
+  fresh data directory: the whole command, start-up included.
+
+Then it starts ``qabench serve`` over the loaded data directory and times, for the first three
+dataset uploads after the start, the seconds from sending the upload until ``/sparql`` sees
+it (target: the first within 2 s). Loopback only; every child process is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+from scale import write_kb  # noqa: E402  (a sibling script)
+
+TOKEN = "kb-load-bench-token"
+GRAPH = "http://localhost:8080/graph/kb/dbpedia/bench"
+
+
+def _timed(command: list[str], env: dict[str, str] | None = None) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        command,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=REPO,
+    )
+    return time.perf_counter() - started
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO), "QABENCH_SUBMIT_TOKEN": TOKEN}
+
+
+def _dataset(n: int) -> bytes:
+    questions = [
+        {
+            "id": str(i),
+            "question": [{"language": "en", "string": f"Bench question {n}-{i}?"}],
+            "query": {"sparql": "SELECT ?x WHERE { ?x ?p ?o }"},
+            "answers": [{"head": {"vars": ["x"]}, "results": {"bindings": []}}],
+        }
+        for i in range(10)
+    ]
+    return json.dumps({"dataset": {"id": f"kbbench-{n}"}, "questions": questions}).encode()
+
+
+def _visible(client: httpx.Client, name: str) -> bool:
+    query = (
+        'ASK { GRAPH ?g { ?q <https://w3id.org/qabench/vocab#questionId> "0" . } '
+        f'FILTER(CONTAINS(STR(?g), "/dataset/{name}/")) }}'
+    )
+    reply = client.get("/sparql", params={"query": query}, headers={"Accept": "application/json"})
+    return reply.status_code == 200 and reply.json().get("boolean") is True
+
+
+def first_writes(data: Path, writes: int = 3) -> list[float]:
+    """Start ``qabench serve`` over ``data``; return the seconds until each of the first
+    ``writes`` uploads is visible to ``/sparql``."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    command = [
+        sys.executable,
+        "-m",
+        "server",
+        "--data-dir",
+        str(data),
+        "serve",
+        "--port",
+        str(port),
+    ]
+    server = subprocess.Popen(command, cwd=REPO, env=_env(), stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            deadline = time.monotonic() + 600
+            while True:
+                try:
+                    if client.get("/sparql", params={"query": "ASK {}"}).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("qabench serve did not start")
+                time.sleep(0.2)
+            seen = []
+            for n in range(writes):
+                started = time.perf_counter()
+                reply = client.post(
+                    "/upload/dataset",
+                    files={"dataset_file": (f"kbbench-{n}.json", _dataset(n), "application/json")},
+                    data={"name": f"kbbench-{n}"},
+                    headers={"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"},
+                )
+                if reply.status_code not in (200, 201):
+                    raise RuntimeError(f"upload refused: {reply.status_code} {reply.text[:200]}")
+                while not _visible(client, f"kbbench-{n}"):
+                    if time.perf_counter() - started > 120:
+                        raise RuntimeError("an upload never became visible")
+                    time.sleep(0.01)
+                seen.append(time.perf_counter() - started)
+            return seen
+    finally:
+        server.terminate()
+        server.wait(60)
+
+
+def run(triples: int, rounds: int, tmp: str | None) -> int:
+    """Measure and print; return the exit status (1 when a target is missed)."""
+    work = Path(tempfile.mkdtemp(prefix="qabench-kbload-", dir=tmp))
+    oxigraph = str(Path(sys.executable).with_name("oxigraph"))
+    try:
+        kb = work / "kb.nt"
+        write_kb(kb, triples)
+        load = [oxigraph, "load", "--file", str(kb), "--location"]
+        times: dict[str, list[float]] = {"graph": [], "default": [], "qabench": []}
+        data = work / "data"
+        for _ in range(rounds):
+            for name in ("graph", "default", "qabench"):
+                target = work / name
+                shutil.rmtree(target, ignore_errors=True)
+                if name == "graph":
+                    times[name].append(_timed([*load, str(target), "--graph", GRAPH]))
+                elif name == "default":
+                    times[name].append(_timed([*load, str(target)]))
+                else:
+                    shutil.rmtree(data, ignore_errors=True)
+                    kb_load = [sys.executable, "-m", "server", "--data-dir", str(data)]
+                    kb_load += ["kb", "load", str(kb), "--name", "dbpedia"]
+                    times[name].append(_timed(kb_load, _env()))
+        best = {name: min(values) for name, values in times.items()}
+        print(f"== kb load of {triples:,} triples, {rounds} A/B rounds (load {os.getloadavg()})")
+        for name, values in times.items():
+            print(f"{name:>8}: " + ", ".join(f"{v:.1f} s" for v in values))
+        same = best["qabench"] / best["graph"]
+        print(f"qabench / oxigraph load --graph (same work): {same:.2f} (target <= 1.5)")
+        print(f"qabench / oxigraph load (default graph): {best['qabench'] / best['default']:.2f}")
+        writes = first_writes(data)
+        print(
+            "first writes after a start, visible to /sparql after: "
+            + ", ".join(f"{w:.2f} s" for w in writes)
+            + " (target: the first within 2 s)"
+        )
+        return 0 if same <= 1.5 and writes[0] <= 2.0 else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
