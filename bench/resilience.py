@@ -22,10 +22,13 @@ Sections (``--only`` picks some; all run by default):
 - ``dump``: after a public write, time to the first byte of ``/dump.nq`` (target < 1 s); eight
   dump requests abandoned after their first bytes, then page latency (nobody blocked).
 
+- ``crowd``, ``half-sent``, ``entity-bomb``, ``kill-9``: the cases of issue 41
+  (``bench/resilience_round3.py`` says what each does and its target).
+
 Runaway SPARQL clients and fairness are measured by ``bench/sparql_fairness.py``.
 
-    .venv/bin/python bench/resilience.py [--only connections consistency faults restart dump]
-        [--scale DIR] [--build-scale]
+    .venv/bin/python bench/resilience.py [--only connections consistency faults restart dump
+        crowd half-sent entity-bomb kill-9] [--scale DIR] [--build-scale]
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ import httpx
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+from resilience_round3 import SECTIONS as ROUND3  # noqa: E402  (a sibling script)
 
 SUBMIT, ADMIN = "bench-submit-token", "bench-admin-token"
 EXAMPLE = REPO / "server" / "examples" / "example-questions.json"
@@ -541,12 +546,12 @@ SECTIONS: dict[str, Callable[..., None]] = {
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="+", choices=[*SECTIONS, "restart"])
+    parser.add_argument("--only", nargs="+", choices=[*SECTIONS, *ROUND3, "restart"])
     parser.add_argument("--scale", type=Path, help="a data directory built for bench/scale.py")
     parser.add_argument("--build-scale", action="store_true", help="build --scale first")
     parser.add_argument("--writes", type=int, default=200)
     args = parser.parse_args()
-    chosen = args.only or [*SECTIONS, "restart"]
+    chosen = args.only or [*SECTIONS, *ROUND3, "restart"]
     work = Path(tempfile.mkdtemp(prefix="qabench-resilience-"))
     try:
         for name in chosen:
@@ -563,6 +568,8 @@ def main() -> int:
                 dump(work)
                 if args.scale is not None:
                     dump(work, args.scale)
+            elif name in ROUND3:
+                ROUND3[name](work, Server)
             else:
                 SECTIONS[name](work)
     finally:
