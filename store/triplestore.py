@@ -7,6 +7,7 @@ them into a fresh graph that nothing reads until a small transactional write nam
 that graph when the bulk write fails. A store given a ``ChangeLog`` records every committed write
 in it (``store.changes``). A store opened read-write from a directory keeps a ``ChangeJournal``
 beside it (``<directory>.journal``): before each write, the graphs it may change.
+The engine's write-ahead log is kept to ``WAL_LIMIT_BYTES`` (``_bound_wal``).
 ``checkpoint`` makes a RocksDB checkpoint (hard links: its cost does not grow with the store)
 that ``open_read_only`` opens in another process. pyoxigraph allows one read-write opener per
 directory; a second opener gets ``StoreLockedError`` naming the directory
@@ -15,6 +16,8 @@ directory; a second opener gets ``StoreLockedError`` naming the directory
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -57,6 +60,12 @@ QueryResult = QuerySolutions | QueryBoolean | QueryTriples
 _POSITION = re.compile(r"(?:error at |line )(\d+)(?::(\d+)| between columns (\d+))")
 # Quads per SPARQL update statement when `apply` has to build one; keeps update strings small.
 _UPDATE_CHUNK = 2000
+# The write-ahead log is flushed into tables once it passes this many bytes (checked every
+# WAL_CHECK_EVERY writes; a write itself may add more, so the bound is this plus a write).
+WAL_LIMIT_BYTES = 64 << 20
+WAL_CHECK_EVERY = 1
+
+log = logging.getLogger(__name__)
 
 
 def _position(message: str) -> tuple[int | None, int | None]:
@@ -96,6 +105,7 @@ class TripleStore:
         self.changes: ChangeLog | None = None
         # The graphs each write may change, on disk (stores opened read-write from a path).
         self.journal = journal
+        self._writes = 0
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -198,6 +208,25 @@ class TripleStore:
     def _record(self, change: Change) -> None:
         if self.changes is not None:
             self.changes.record(change)
+        self._bound_wal()
+
+    def _bound_wal(self) -> None:
+        """Flush the engine's memory tables once its write-ahead log passes ``WAL_LIMIT_BYTES``
+        (after a write): RocksDB then reuses the log files instead of growing them. Left to
+        itself the log grew to 1.16 GB over a server's life and filled a 700 MB disk (issue
+        41). The check reads the sizes of the store directory's ``*.log`` files (a few)."""
+        if self.path is None or self.read_only or self._store is None:
+            return
+        self._writes += 1
+        if self._writes % WAL_CHECK_EVERY:
+            return
+        try:
+            size = sum(e.stat().st_size for e in os.scandir(self.path) if e.name.endswith(".log"))
+            if size > WAL_LIMIT_BYTES:
+                self._store.flush()
+        except OSError as exc:
+            # a full disk among others: the next write reports it where it matters
+            log.warning("could not bound the store's write-ahead log: %s", exc)
 
     @property
     def raw(self) -> Store:
