@@ -117,32 +117,46 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
             detect_format(source)  # fail on an unknown suffix before anything is written
     progress = sys.stderr.isatty()
     reports: list[BuildReport] = []
-    with open_index(ctx.config.index_dir, create=True) as index:
-        if args.resume:
-            done = _committed_sources(ctx.config.index_dir)
-            for source in args.sources:
-                key = _source_key(source)
-                if key in done:
-                    continue
-                reports.append(
-                    index.add(_records(source, fmt), progress=progress, procs=args.procs)
-                )
-                done.append(key)
-                _write_committed(ctx.config.index_dir, done)
-            kb = itertools.chain.from_iterable(
-                _kb_articles(ctx, spec, args.language) for spec in args.kb
-            )
-            if args.kb:
-                reports.append(index.add(kb, progress=progress))
-        else:
-            records = itertools.chain(
-                itertools.chain.from_iterable(_records(s, fmt) for s in args.sources),
-                itertools.chain.from_iterable(
+    folder = ctx.config.index_dir
+    # files of the last committed state: what a failed transaction wrote besides is removed
+    kept = _files(folder)
+    try:
+        with open_index(folder, create=True) as index:
+            if args.resume:
+                done = _committed_sources(folder)
+                for source in args.sources:
+                    key = _source_key(source)
+                    if key in done:
+                        continue
+                    reports.append(
+                        index.add(_records(source, fmt), progress=progress, procs=args.procs)
+                    )
+                    done.append(key)
+                    _write_committed(folder, done)
+                    kept = _files(folder)
+                kb = itertools.chain.from_iterable(
                     _kb_articles(ctx, spec, args.language) for spec in args.kb
-                ),
-            )
-            reports.append(index.add(records, progress=progress, procs=args.procs))
-        documents = index.info().documents
+                )
+                if args.kb:
+                    reports.append(index.add(kb, progress=progress))
+            else:
+                records = itertools.chain(
+                    itertools.chain.from_iterable(_records(s, fmt) for s in args.sources),
+                    itertools.chain.from_iterable(
+                        _kb_articles(ctx, spec, args.language) for spec in args.kb
+                    ),
+                )
+                reports.append(index.add(records, progress=progress, procs=args.procs))
+            documents = index.info().documents
+    except OSError as exc:
+        # A full disk (or another write failure) while adding: the index keeps its last
+        # committed state; the partial segment files the failed transaction wrote go.
+        removed = _remove_new_files(folder, kept)
+        note = " (sources committed before it stay; --resume skips them)" if args.resume else ""
+        raise CliError(
+            f"indexing failed and added nothing of this run{note}: {exc.strerror or exc}; "
+            f"removed {removed} partial files from {folder}; free space and run it again"
+        ) from exc
     report = _summed(reports, documents)
     if args.json:
         ctx.emit_json(_report_json(report, args.sources))
@@ -158,6 +172,23 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
 
 
 SOURCES_FILE = "sources.json"
+
+
+def _files(folder: Path) -> set[Path]:
+    """Return the files under ``folder`` now (none if it does not exist)."""
+    return {p for p in folder.rglob("*") if p.is_file()} if folder.is_dir() else set()
+
+
+def _remove_new_files(folder: Path, kept: set[Path]) -> int:
+    """Remove the files under ``folder`` that are not in ``kept``; return how many went."""
+    removed = 0
+    for path in _files(folder) - kept:
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _records(source: Path, fmt: CorpusFormat | None) -> Iterator[Article | Deletion]:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from rag.retrieval.index import open_index
 from server.cli import main
+from tests import REPO
 from tests.plugins.rag import CORPUS_SIZE
 
 Run = tuple[int, str, str]
@@ -290,3 +294,46 @@ def _segment_names(directory: Path) -> set[str]:
     import whoosh.index  # the index's own engine, to see its segments
 
     return {s.segment_id() for s in whoosh.index.open_dir(str(directory))._segments()}
+
+
+def test_a_full_disk_during_a_build_is_a_clean_error_that_leaves_no_partial_files(
+    tmp_path: Path,
+) -> None:
+    # Issue 41: disk full during `index build` printed raw tracebacks and left segment files.
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    corpus = tmp_path / "corpus.jsonl"
+    words = [f"word{n}" for n in range(5000)]
+    corpus.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "pmid": str(10_000 + n),
+                    "title": f"Article {n}",
+                    "abstract": " ".join(words[(n * 7 + k) % 5000] for k in range(300)),
+                }
+            )
+            for n in range(4000)
+        ),
+        "utf-8",
+    )
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], check=True)
+    try:
+        # a process of its own: Whoosh's writer leaves its files open when a write fails
+        command = [sys.executable, "-m", "server", "--data-dir", str(mount / "data")]
+        done = subprocess.run(
+            [*command, "index", "build", str(corpus)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        status, err = done.returncode, done.stderr
+        assert status == 2, err
+        assert "indexing failed" in err and "Traceback" not in err, err
+        left = [p for p in (mount / "data" / "index").rglob("*") if p.is_file()]
+        assert left == [], left  # no partial segment left behind
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
