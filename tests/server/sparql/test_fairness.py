@@ -290,6 +290,10 @@ def test_runaway_clients_leave_others_answered(make_live_server: Any) -> None:
 HEAVY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }"
 
 
+# Queries the ordinary client sends while the crowd is at work.
+REGULAR = 10
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("family", ["ipv4", "ipv6"])
 def test_a_crowd_of_new_addresses_leaves_a_known_client_answered(
@@ -298,7 +302,9 @@ def test_a_crowd_of_new_addresses_leaves_a_known_client_answered(
     # Issue 41: 30 addresses each running one heavy query took the endpoint from an ordinary
     # client (0 of 7 answered in 40 s). Under IPv6 a client is its /64: the crowd here has
     # three addresses in each of ten /64s, so ten clients of one running query each.
-    live = make_live_server(query_timeout_seconds=1.0, trusted_proxy="127.0.0.1", threads=8)
+    # A time limit an ASK meets on a loaded machine too (its worker may need a few hundred
+    # milliseconds of scheduling there): the crowd's heavy queries still run into it.
+    live = make_live_server(query_timeout_seconds=3.0, trusted_proxy="127.0.0.1", threads=8)
     pool = live.services.pool
     pool.start()
     assert pool.wait_ready(60)
@@ -309,34 +315,49 @@ def test_a_crowd_of_new_addresses_leaves_a_known_client_answered(
         crowd = [f"2001:db8:0:{n % 10}::{n + 1}" for n in range(30)]
         regular = "2001:db8:1::1"
     tallies: dict[str, Counter[int]] = {"crowd": Counter(), "regular": Counter()}
-    stop = time.monotonic() + 7.0
+    # Counted, never timed (issue 37): the crowd goes on until the ordinary client has sent its
+    # REGULAR queries and the crowd has run into the time limit (and, under IPv6, its slot
+    # limit) a few times, however long a loaded machine takes for that.
+    deadline = time.monotonic() + 300  # liveness only
+    done = threading.Event()
+
+    def enough() -> bool:
+        crowd = tallies["crowd"]
+        slots = family != "ipv6" or crowd[429] >= 10
+        return (done.is_set() and crowd[503] >= 5 and slots) or time.monotonic() > deadline
+
+    kinds: Counter[str] = Counter()
 
     def ask(client: httpx.Client, address: str, query: str, tally: Counter[int]) -> None:
         answer = client.get(
             "/sparql", params={"query": query}, headers={"X-Forwarded-For": address}
         )
         tally[answer.status_code] += 1
+        if address == regular and answer.status_code != 200:
+            kinds[answer.json().get("type", "")] += 1
 
     def heavy(address: str) -> None:
-        with httpx.Client(base_url=live.url, timeout=30) as client:
-            while time.monotonic() < stop:
+        with httpx.Client(base_url=live.url, timeout=60) as client:
+            while not enough():
                 ask(client, address, HEAVY, tallies["crowd"])
 
-    with httpx.Client(base_url=live.url, timeout=30) as client:
+    with httpx.Client(base_url=live.url, timeout=60) as client:
         for _ in range(3):  # the ordinary client is known before the crowd comes
             ask(client, regular, "ASK { ?s ?p ?o }", Counter())
         threads = [threading.Thread(target=heavy, args=(a,)) for a in crowd]
         for thread in threads:
             thread.start()
-        time.sleep(0.5)
-        while time.monotonic() < stop:
+        while not tallies["crowd"] and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the crowd is at work
+        while sum(tallies["regular"].values()) < REGULAR:
             ask(client, regular, "ASK { ?s ?p ?o }", tallies["regular"])
             time.sleep(0.2)
+        done.set()
     for thread in threads:
-        thread.join(60)
+        thread.join(120)
     regular_tally, crowd_tally = tallies["regular"], tallies["crowd"]
-    assert sum(regular_tally.values()) >= 8, tallies
-    assert regular_tally[200] / sum(regular_tally.values()) >= 0.9, tallies
+    assert sum(regular_tally.values()) == REGULAR, tallies
+    assert regular_tally[200] / sum(regular_tally.values()) >= 0.9, (tallies, kinds)
     assert crowd_tally[503] >= 5, tallies  # the crowd ran into the time limit meanwhile
     if family == "ipv6":  # three addresses of one /64 are one client with one query slot
         assert crowd_tally[429] >= 10, tallies

@@ -88,15 +88,19 @@ def test_a_worker_leaves_when_the_serving_process_end_closes_mid_query(tmp_path:
     time.sleep(1.0)  # the query runs
     assert process.is_alive()
     parent.close()  # as when the serving process dies, by kill -9 or otherwise
-    assert _ended_within(process, 3.0), "the worker went on after its server's end closed"
+    # A liveness bound, not a speed: the query has no limit of its own, so a worker that went on
+    # would still run when the join gives up, however loaded the machine.
+    assert _ended_within(process, 120.0), "the worker went on after its server's end closed"
 
 
 def test_a_worker_bounds_its_own_cpu_time(tmp_path: Path) -> None:
     parent, process = _start(_view(tmp_path), 1.0)
     try:
         # Nobody stops it from outside: the kernel ends it once the job's CPU time is spent
-        # (1 s limit + 2 s grace, whole seconds).
-        assert _ended_within(process, 15.0), "the worker ran on past its own CPU limit"
+        # (1 s limit + 2 s grace, whole seconds). CPU seconds, not wall seconds: on a loaded
+        # machine they take longer to spend, so the join is a liveness bound (the query would
+        # run on for hours without the limit) and the signal shows which limit ended it.
+        assert _ended_within(process, 300.0), "the worker ran on past its own CPU limit"
         assert process.exitcode == -signal.SIGXCPU
     finally:
         parent.close()
