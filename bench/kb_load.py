@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.append(str(REPO / "bench"))  # after the repository: bench/server.py shadows
 from scale import write_kb  # noqa: E402  (a sibling script)
 
 TOKEN = "kb-load-bench-token"

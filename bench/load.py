@@ -315,7 +315,7 @@ def main() -> int:
     parser.add_argument("--tmp", default=None, help="where --kb-triples writes its files")
     args = parser.parse_args()
     if args.kb_triples:
-        sys.path.insert(0, str(REPO / "bench"))
+        sys.path.append(str(REPO / "bench"))
         import kb_load  # a sibling script
 
         return int(kb_load.run(args.kb_triples, args.rounds, args.tmp))

@@ -52,7 +52,8 @@ import httpx
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+# after the repository: bench/server.py must not shadow the server package
+sys.path.append(str(REPO / "bench"))
 from resilience_round3 import SECTIONS as ROUND3  # noqa: E402  (a sibling script)
 
 SUBMIT, ADMIN = "bench-submit-token", "bench-admin-token"

@@ -20,6 +20,7 @@ import logging
 from collections import deque
 from itertools import islice
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 from pyoxigraph import BlankNode, NamedNode, Quad
 
@@ -125,15 +126,24 @@ def document_part(svc: Services, iri: NamedNode, vis: Visibility, page: int) -> 
         # Decided before the store is read: a private experiment's resources and missing ones
         # take the same (constant) time, so timing cannot tell which private ids exist.
         return Part([])
-    if owner is not None and (kind := _paged_kind(svc, iri)) is not None:
-        return _bounded(READERS[kind](svc, iri, owner, page), iri)
-    out = _described(svc, iri, vis, owner)
-    linked = [q.object for q in list(out) if q.subject == iri and q.predicate == QAB.graph]
-    visible = [t for t in linked if isinstance(t, NamedNode) and vis.can_see(t)]
-    if not visible:
-        return _bounded(Part(list(out)), iri)
-    part = graph_part(svc, visible[0], page)
-    return _bounded(Part([*out, *part.quads], part.page, part.pages, part.exact), iri)
+    # A refusal is remembered for the store generation: computing it again cost seconds.
+    refused: dict[str, Problem] = svc.remember("document-refusals", dict)
+    key = f"{iri.value} {page} {vis.key}"
+    if key in refused:
+        raise refused[key]
+    try:
+        if owner is not None and (kind := _paged_kind(svc, iri)) is not None:
+            return _bounded(READERS[kind](svc, iri, owner, page), iri, owner)
+        out = _described(svc, iri, vis, owner)
+        linked = [q.object for q in list(out) if q.subject == iri and q.predicate == QAB.graph]
+        visible = [t for t in linked if isinstance(t, NamedNode) and vis.can_see(t)]
+        if not visible:
+            return _bounded(Part(list(out)), iri, owner)
+        part = graph_part(svc, visible[0], page)
+        return _bounded(Part([*out, *part.quads], part.page, part.pages, part.exact), iri, owner)
+    except Problem as problem:
+        refused[key] = problem
+        raise
 
 
 def _paged_kind(svc: Services, iri: NamedNode) -> str | None:
@@ -201,12 +211,15 @@ def _public(svc: Services, graph: NamedNode, vis: Visibility) -> bool:
     return not vis.unlocked and vis.can_see(graph) and svc.pool.started
 
 
-def _bounded(part: Part, iri: NamedNode) -> Part:
+def _bounded(part: Part, iri: NamedNode, graph: NamedNode | None = None) -> Part:
     if len(part.quads) > MAX_DOCUMENT_QUADS:
+        where = urlsplit(graph.value).path if graph is not None else "/dump.nq"
         raise Problem(
             500,
             f"The document of {iri.value} would hold {len(part.quads)} quads, more than the "
-            f"{MAX_DOCUMENT_QUADS} a document may; read it from /sparql or /dump.nq.",
+            f"{MAX_DOCUMENT_QUADS} a document may; read its graph a page at a time at {where} "
+            "(or query it at /sparql).",
+            extensions={"graph": where},
         )
     return part
 

@@ -204,3 +204,33 @@ def test_a_graph_page_reads_its_own_quads_only(
         seen += part.quads
     assert len(seen) == len(set(seen)) == 2_000
     assert parts.graph_part(source, graph, 21).quads == []
+
+
+def test_a_refusal_is_remembered_and_points_to_the_graph(
+    fresh_world: PagesWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 41: each refusal of a too-large document was recomputed (10-20 s each) and named
+    # no way to the data but /sparql and /dump.nq.
+    from server.linked_data import documents
+
+    monkeypatch.setattr(documents, "MAX_DOCUMENT_QUADS", 10)
+    calls: list[str] = []
+    real = documents.READERS["task"]
+
+    def counted(svc: Any, iri: Any, graph: Any, page: int) -> Any:
+        calls.append(iri.value)
+        return real(svc, iri, graph, page)
+
+    monkeypatch.setitem(documents.READERS, "task", counted)
+    client = fresh_world.app.test_client()
+    eid = fresh_world.published.id
+    task = next(t for t in fresh_world.runner.summary(eid).tasks if t.results)
+    answers = [
+        client.get(f"/task/{eid}/{task.plan.number}.ttl", headers={"Accept": "application/json"})
+        for _ in range(3)
+    ]
+    assert {a.status_code for a in answers} == {500}
+    assert len(calls) == 1  # computed once, then remembered
+    problem = answers[-1].get_json()
+    assert f"/graph/experiment/{eid}" in problem["detail"]
+    assert problem["graph"] == f"/graph/experiment/{eid}"
