@@ -212,6 +212,8 @@ class _Writer:
         for note in score.notes:
             # TEXT2SPARQL: the reference query gives another result here than the gold
             self.add(qr, QAB.referenceDifference, Literal(note))
+        if score.reading is not None:
+            self.add(qr, QAB.answerReading, Literal(score.reading))
 
 
 def _questions(typed: ExperimentTypeResult) -> Iterator[QuestionScore]:

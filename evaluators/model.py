@@ -81,6 +81,12 @@ class SourceFormat(StrEnum):
     # the TEXT2SPARQL client's answers (queries) and result sets (qname -> {value: relevance})
     TEXT2SPARQL_ANSWERS = "text2sparql-answers"
     TEXT2SPARQL_RESULTS = "text2sparql-results"
+    # issue 39: SciQA (questions; FIRESPARQL's executed runs as answers) and MIRAGE
+    # (benchmark.json, and its stored predictions as answers)
+    SCIQA = "sciqa"
+    FIRESPARQL_RUN = "firesparql-run"
+    MIRAGE = "mirage"
+    MIRAGE_PREDICTIONS = "mirage-predictions"
 
     @property
     def answers_only(self) -> bool:
@@ -94,6 +100,8 @@ class SourceFormat(StrEnum):
             SourceFormat.ANSWERS_TSV,
             SourceFormat.TEXT2SPARQL_ANSWERS,
             SourceFormat.TEXT2SPARQL_RESULTS,
+            SourceFormat.FIRESPARQL_RUN,
+            SourceFormat.MIRAGE_PREDICTIONS,
         )
 
     @property
@@ -232,6 +240,57 @@ class Text2SparqlQuestion:
 
 
 @dataclass(frozen=True, slots=True)
+class Choices:
+    """The options of a multiple-choice question (MIRAGE) and the benchmark part it is from.
+
+    ``options`` are ``(letter, text)`` pairs in order; the gold letter is the question's answer.
+    ``pmids`` are the PubMed articles the benchmark names as the question's evidence.
+    """
+
+    part: str
+    options: tuple[tuple[str, str], ...]
+    pmids: tuple[str, ...] = ()
+
+    def letter_of(self, text: str) -> str | None:
+        """Return the letter of the option whose text is ``text`` (case and blanks aside).
+
+        >>> Choices("bioasq", (("A", "yes"), ("B", "no"))).letter_of(" No")
+        'B'
+        """
+        wanted = text.strip().casefold()
+        return next((k for k, v in self.options if v.strip().casefold() == wanted), None)
+
+
+# FIRESPARQL's statuses of an executed query: it ran (its result is the table), it failed
+# (the result is the error message), or it gave no result at all.
+SUCCESS = "SUCCESS"
+ERROR = "ERROR"
+NULL = "NULL"
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """A SPARQL query's execution as a run recorded it: its status and its result.
+
+    ``result`` is the result table in SPARQL 1.1 TSV (a ``?var`` header line, then one line per
+    row, each cell an RDF term) when the status is ``SUCCESS``, the error message when it is
+    ``ERROR``, and ``None`` when the run recorded nothing (``NULL``).
+    """
+
+    status: str
+    result: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the query ran (FIRESPARQL's ``SUCCESS``).
+
+        >>> Execution("SUCCESS", "?x").succeeded, Execution("ERROR", "bad").succeeded
+        (True, False)
+        """
+        return self.status == SUCCESS
+
+
+@dataclass(frozen=True, slots=True)
 class Question:
     """One benchmark question (or one system answer to it, for answer files)."""
 
@@ -254,8 +313,13 @@ class Question:
     out_of_scope: bool = False
     bioasq: BioasqGold | None = None
     text2sparql: Text2SparqlQuestion | None = None
-    # a system's reply as received, where it is not itself in this shape (TEXT2SPARQL API)
+    # a system's reply as received, where it is not itself in this shape (TEXT2SPARQL API,
+    # a MIRAGE prediction file)
     reply: str | None = None
+    # issue 39: a multiple-choice question's options (MIRAGE); a query's recorded execution
+    # (SciQA gold re-run on the ORKG, FIRESPARQL's runs)
+    choices: Choices | None = None
+    execution: Execution | None = None
 
     def text(self, language: str) -> str | None:
         """Return the question string in ``language`` (``None`` if missing or blank).

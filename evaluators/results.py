@@ -143,6 +143,17 @@ MEASURES: dict[str, MeasureInfo] = {
         _m("set_f", QAB.setF, "set_F"),
         _m("ndcg", QAB.ndcg, "nDCG"),
         _m("set_f_ndcg", QAB.setFNdcg, "set_F_ndcg"),
+        # issue 39: MIRAGE's accuracy per dataset (the mean over them is ``accuracy``) and
+        # FIRESPARQL's execution-based exact match
+        _m("accuracy_mmlu", QAB.accuracyMmlu, "MMLU-Med"),
+        _m("accuracy_medqa", QAB.accuracyMedqa, "MedQA-US"),
+        _m("accuracy_medmcqa", QAB.accuracyMedmcqa, "MedMCQA"),
+        _m("accuracy_pubmedqa", QAB.accuracyPubmedqa, "PubMedQA*"),
+        _m("accuracy_bioasq", QAB.accuracyBioasq, "BioASQ-Y/N"),
+        _m("successful", QAB.successfulCount, "Successful queries", is_count=True),
+        _m("em_successful", QAB.exactMatchSuccessful, "EM (successful)"),
+        _m("em_all", QAB.exactMatchAll, "EM (all)"),
+        _m("em", QAB.exactMatch, "Exact match"),
     ]
 }
 
@@ -193,6 +204,9 @@ class QuestionScore:
     millis: float | None = None
     # remarks about the question's scoring (e.g. the reference's engine difference)
     notes: tuple[str, ...] = ()
+    # issue 39: how the system's answer was read (its recorded execution's status, the rule
+    # that chose its option)
+    reading: str | None = None
 
     def value(self, measure: str) -> float | None:
         """Return the value of ``measure`` (``None`` if undefined or absent)."""

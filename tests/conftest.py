@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from bench.snapshot import Snapshot, checkout, find, snapshots_root
 from server.config import Config, config_from_dict, load_config
 from store.triplestore import TripleStore
 from tests import REPO
@@ -31,6 +32,28 @@ def shared_data() -> Path:
     if not path.is_dir():
         pytest.fail(f"reference data not found at {path}; set datasets.reference_data")
     return path
+
+
+@pytest.fixture(scope="session")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    """Return a function giving a checkout of some paths of a public repository's snapshot
+    (``bench/snapshot.py``: the full SciQA/FIRESPARQL and MIRAGE files, which are not in
+    ``../shared/data``); a test that needs one is skipped, with the reason, without it."""
+    made: dict[tuple[str, tuple[str, ...]], Path] = {}
+
+    def get(repository: str, *paths: str) -> Path:
+        key = (repository, paths)
+        if key not in made:
+            source = find(repository, snapshots_root())
+            if source is None:
+                pytest.skip(
+                    f"no snapshot of {repository} (set QABENCH_SNAPSHOTS to a folder holding "
+                    "owner+name/repo or owner_name)"
+                )
+            made[key] = checkout(source, paths, tmp_path_factory.mktemp("snapshot"))
+        return made[key]
+
+    return get
 
 
 @pytest.fixture

@@ -42,6 +42,7 @@ CLASSES = [
     "AskingRun",
     "SystemAnswer",
     "Retry",
+    "AnswerOption",
     # retrieval-augmented answering
     "RagRun",
     "RetrievedDocument",
@@ -134,6 +135,14 @@ PROPERTIES = [
     "lexicalOnly",
     "referenceDifference",
     "replyJson",
+    # issue 39: multiple-choice questions (MIRAGE) and recorded executions (SciQA)
+    "benchmarkPart",
+    "option",
+    "optionLabel",
+    "optionText",
+    "executionStatus",
+    "executionResult",
+    "answerReading",
     # experiments and tasks
     "task",
     "system",
@@ -232,6 +241,16 @@ PROPERTIES = [
     "setF",
     "ndcg",
     "setFNdcg",
+    # issue 39: MIRAGE and execution-based exact match
+    "accuracyMmlu",
+    "accuracyMedqa",
+    "accuracyMedmcqa",
+    "accuracyPubmedqa",
+    "accuracyBioasq",
+    "successfulCount",
+    "exactMatchSuccessful",
+    "exactMatchAll",
+    "exactMatch",
 ]
 
 INDIVIDUALS = [
@@ -260,6 +279,8 @@ INDIVIDUALS = [
     "Text2SparqlProfile",
     "Text2SparqlCorrectedProfile",
     "Text2Sparql2026Profile",
+    "ExecutionEmProfile",
+    "MirageProfile",
     # problem types
     "MalformedQuery",
     "MalformedDataset",

@@ -22,6 +22,8 @@ import httpx
 from evaluators.datasets.library import LoadOutcome, load_dataset_bytes, store_dataset
 from evaluators.errors import FetchError, UnknownDatasetError
 from evaluators.formats import DEFAULT_MAX_BYTES, parse_bytes
+from evaluators.formats.mirage.benchmark import select as select_part
+from evaluators.formats.sciqa.gold import with_gold
 from evaluators.formats.text2sparql.gold import with_gold_results
 from evaluators.knowledge.bases import load_kb
 from evaluators.knowledge.execution import open_executor
@@ -61,6 +63,11 @@ class CatalogEntry:
     served: str | None = None  # "start/end" (ISO dates) it was current in its repository
     gerbil: str | None = None  # "start/end" GERBIL QA served it as a built-in dataset
     published: str | None = None  # the published numbers computed on it
+    # issue 39: the part of a file that gathers several datasets (MIRAGE), the licence(s) as
+    # stated by the sources, and the licence's IRI where one licence covers the whole file
+    part: str | None = None
+    license: str | None = None
+    license_iri: str | None = None
 
     @property
     def checked(self) -> bool:
@@ -80,7 +87,7 @@ def catalog() -> dict[str, CatalogEntry]:
             title=e["title"],
             format=SourceFormat(e["format"]),
             split=e["split"],
-            kb=e["kb"],
+            kb=e.get("kb", ""),
             url=e["url"],
             mirror_path=e["mirror_path"],
             sha256=e.get("sha256"),
@@ -92,6 +99,9 @@ def catalog() -> dict[str, CatalogEntry]:
             served=e.get("served"),
             gerbil=e.get("gerbil"),
             published=e.get("published"),
+            part=e.get("part"),
+            license=e.get("license"),
+            license_iri=e.get("license_iri"),
         )
         for name, e in raw.items()
     }
@@ -255,6 +265,12 @@ def fetch(
         outcome = _fetch_text2sparql(store, base, item, data, origin, mirror, verify, timeout,
                                      max_bytes)  # fmt: skip
         return outcome
+    if item.part is not None:
+        return _unverified_note(_fetch_part(store, base, item, data, origin), item, digest)
+    if item.gold_results is not None:
+        gold, _, _ = _verified(item.gold_results, mirror, verify, timeout, max_bytes)
+        outcome = _fetch_with_gold(store, base, item, data, origin, gold)
+        return _unverified_note(outcome, item, digest)
     outcome = load_dataset_bytes(
         store,
         base,
@@ -268,8 +284,55 @@ def fetch(
         split=item.split,
         # the catalog names the dataset: a changed file (--no-verify) is its next version
         new_version=True,
+        license=item.license_iri,
     )
     return _unverified_note(outcome, item, digest)
+
+
+def _fetch_with_gold(
+    store: RdfStore, base: str, item: CatalogEntry, data: bytes, origin: str, gold: bytes
+) -> LoadOutcome:
+    """Load a SciQA questions file with its gold file (both already verified)."""
+    questions = parse_bytes(data, source=origin, format=item.format)
+    source = item.gold_results.mirror_path if item.gold_results else "gold"
+    return store_dataset(
+        store,
+        base,
+        with_gold(questions, gold, source=source),
+        data + gold,
+        name=item.name,
+        source=origin,
+        knowledge_base=item.kb or None,
+        title=item.title,
+        catalog_name=item.name,
+        split=item.split,
+        new_version=True,
+        license=item.license_iri,
+    )
+
+
+def _fetch_part(
+    store: RdfStore, base: str, item: CatalogEntry, data: bytes, origin: str
+) -> LoadOutcome:
+    """Load one part of a file that gathers several datasets (one of MIRAGE's five)."""
+    whole = parse_bytes(data, source=origin, format=item.format)
+    dataset = select_part(whole, (item.part or "",))
+    if not dataset.questions:
+        raise FetchError(f"{item.name}: the file has no questions of part {item.part!r}")
+    return store_dataset(
+        store,
+        base,
+        dataset,
+        data,
+        name=item.name,
+        source=origin,
+        knowledge_base=item.kb or None,
+        title=item.title,
+        catalog_name=item.name,
+        split=item.split,
+        new_version=True,
+        license=item.license_iri,
+    )
 
 
 def _unverified_note(outcome: LoadOutcome, item: CatalogEntry, digest: str) -> LoadOutcome:

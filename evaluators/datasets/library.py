@@ -175,6 +175,7 @@ def load_dataset_bytes(
     catalog_name: str | None = None,
     split: str | None = None,
     new_version: bool = False,
+    license: str | None = None,
 ) -> LoadOutcome:
     """Parse bytes (an upload or a download) and store them like ``load_dataset``.
 
@@ -195,6 +196,7 @@ def load_dataset_bytes(
         title=title,
         catalog_name=catalog_name,
         split=split,
+        license=license,
     )
 
 

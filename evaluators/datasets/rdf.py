@@ -25,6 +25,7 @@ from evaluators.model import (
     AnswerType,
     AnswerValue,
     BioasqGold,
+    Choices,
     Dataset,
     Question,
     Text2SparqlQuestion,
@@ -367,6 +368,27 @@ def question_triples(
         t.extend(_text2sparql_triples(qiri, q.text2sparql))
     if q.reply is not None:
         t.append((qiri, QAB.replyJson, Literal(q.reply, datatype=RDF.JSON)))
+    if q.choices is not None:
+        t.extend(_choice_triples(qiri, q.choices))
+    if q.execution is not None:
+        t.append((qiri, QAB.executionStatus, Literal(q.execution.status)))
+        if q.execution.result is not None:
+            t.append((qiri, QAB.executionResult, Literal(q.execution.result)))
+    return t
+
+
+def _choice_triples(qiri: NamedNode, choices: Choices) -> list[Triple]:
+    t: list[Triple] = [(qiri, QAB.benchmarkPart, Literal(choices.part))]
+    for i, (letter, text) in enumerate(choices.options):
+        node = iris.sub_iri(qiri, "options", str(i))
+        t += [
+            (qiri, QAB.option, node),
+            (node, RDF.type, QAB.AnswerOption),
+            (node, QAB.position, _int(i)),
+            (node, QAB.optionLabel, Literal(letter)),
+            (node, QAB.optionText, Literal(text)),
+        ]
+    t.extend((qiri, QAB.pmid, Literal(pmid)) for pmid in choices.pmids)
     return t
 
 

@@ -19,10 +19,13 @@ from evaluators.model import (
     AnswerSet,
     AnswerValue,
     BioasqGold,
+    Choices,
+    Execution,
     Question,
     QuestionText,
     Snippet,
     Text2SparqlQuestion,
+    question_order,
 )
 from vocab.project import QAB
 from vocab.standard import RDF, RDFS
@@ -134,7 +137,28 @@ def _question(subjects: dict[NamedNode, _Props], props: _Props) -> Question:
         bioasq=_bioasq(subjects, props),
         text2sparql=_text2sparql(props),
         reply=_str(props, QAB.replyJson),
+        choices=_choices(subjects, props),
+        execution=_execution(props),
     )
+
+
+def _choices(subjects: dict[NamedNode, _Props], props: _Props) -> Choices | None:
+    part = _str(props, QAB.benchmarkPart)
+    if part is None:
+        return None
+    options = tuple(
+        (_str(o, QAB.optionLabel) or "", _str(o, QAB.optionText) or "")
+        for o in _ranked(subjects, props.get(QAB.option, []), QAB.position)
+    )
+    pmids = tuple(sorted((v.value for v in props.get(QAB.pmid, [])), key=question_order))
+    return Choices(part, options, pmids)
+
+
+def _execution(props: _Props) -> Execution | None:
+    status = _str(props, QAB.executionStatus)
+    if status is None:
+        return None
+    return Execution(status, _str(props, QAB.executionResult))
 
 
 def values_from_json(text: str) -> tuple[AnswerValue, ...]:

@@ -17,6 +17,7 @@ from evaluators.datasets import library
 from evaluators.datasets.library import VersionInfo
 from evaluators.errors import (
     AnswerFileError,
+    DatasetFormatError,
     EvaluationError,
     NoQuestionsError,
     UnknownDatasetError,
@@ -24,6 +25,8 @@ from evaluators.errors import (
     UnknownSystemError,
 )
 from evaluators.experiments.model import SystemDescription, TaskPlan
+from evaluators.formats.mirage.predictions import is_predictions_path
+from evaluators.formats.mirage.predictions import pack as pack_predictions
 from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat, language_key
 from evaluators.qa.profiles import PROFILE_TERMS, PROFILES
 from evaluators.results import BIOASQ_PROFILE
@@ -275,9 +278,17 @@ def _answer_file(
 def read_answers(path: Path, max_file_bytes: int) -> bytes:
     """Read an answers file, refusing oversized or missing files.
 
+    A directory of MIRAGE prediction files (or a path with ``{dataset}`` for each of MIRAGE's
+    datasets) is read into one packed predictions document (``formats.mirage.predictions``).
+
     Raises:
         AnswerFileError: if the file is missing, unreadable or too large.
     """
+    if is_predictions_path(path):
+        try:
+            return pack_predictions(path, max_bytes=max_file_bytes)
+        except DatasetFormatError as exc:
+            raise AnswerFileError(f"Predictions {path}: {exc.detail}") from exc
     try:
         size = path.stat().st_size
         if size > max_file_bytes:

@@ -34,10 +34,13 @@ from evaluators.experiments.model import (
 )
 from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.knowledge.execution import QueryExecutor, needs_execution
+from evaluators.mirage.scoring import evaluate_mirage
 from evaluators.model import Dataset, Question, SourceFormat, language_key
 from evaluators.qa.markings import Markings
+from evaluators.qa.profiles import PROFILES, AnswerMatching
 from evaluators.qa.scoring import evaluate
 from evaluators.results import BIOASQ_PROFILE, EvaluationResult, MeasureValue
+from evaluators.sciqa.execution_em import evaluate_execution_em
 from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
 from evaluators.systems.protocol import QASystem, RequestGate, RetryingSystem
 
@@ -323,6 +326,10 @@ def score_replies(
     with settings.scoring_lock:
         if settings.profile == BIOASQ_PROFILE:
             return _bioasq(dataset, answers, errors, millis, settings)
+        rules = PROFILES.get(settings.profile)
+        if rules is not None and rules.family_scored:
+            result = _family(rules.answers, dataset, answers, errors, millis, settings)
+            return result if millis or not answers else _untimed(result)
         result = evaluate(
             dataset,
             answers,
@@ -351,6 +358,26 @@ def _untimed(result: EvaluationResult) -> EvaluationResult:
         )
         typed.append(replace(r, measures=measures))
     return replace(result, results=tuple(typed))
+
+
+def _family(
+    family: AnswerMatching,
+    dataset: Dataset,
+    answers: Mapping[str, Question],
+    errors: Mapping[str, str],
+    millis: Mapping[str, float],
+    settings: ScoreSettings,
+) -> EvaluationResult:
+    """Score under a profile whose family scores it (issue 39: MIRAGE, execution EM)."""
+    scorer = evaluate_mirage if family is AnswerMatching.MIRAGE else evaluate_execution_em
+    return scorer(
+        dataset,
+        answers,
+        language=settings.language,
+        label=settings.dataset_label,
+        errors=errors,
+        millis=millis,
+    )
 
 
 def _bioasq(

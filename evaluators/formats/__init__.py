@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evaluators.formats import bioasq, eqald, lcquad, nlq, qald_json, qald_xml, simple_answers
+from evaluators.formats.mirage import benchmark as mirage_benchmark
+from evaluators.formats.mirage import predictions as mirage_predictions
 from evaluators.formats.parsing.diagnostics import Diagnostics, quote
 from evaluators.formats.parsing.jsonfield import child, describe, expect_list, item
 from evaluators.formats.parsing.source import (
@@ -25,6 +27,8 @@ from evaluators.formats.parsing.source import (
     split_bom,
 )
 from evaluators.formats.parsing.xml_document import decode_xml, local_name, root_name
+from evaluators.formats.sciqa import firesparql
+from evaluators.formats.sciqa import questions as sciqa_questions
 from evaluators.formats.text2sparql import questions as t2s_questions
 from evaluators.formats.text2sparql import result_sets as t2s_results
 from evaluators.model import Dataset, Question, SourceFormat
@@ -42,11 +46,16 @@ _JSON_PARSERS: dict[SourceFormat, Callable[[object, Diagnostics], Dataset]] = {
     SourceFormat.BIOASQ: bioasq.parse,
     SourceFormat.TEXT2SPARQL_ANSWERS: t2s_results.parse_answers,
     SourceFormat.TEXT2SPARQL_RESULTS: t2s_results.parse_result_sets,
+    # issue 39
+    SourceFormat.MIRAGE: mirage_benchmark.parse,
+    SourceFormat.MIRAGE_PREDICTIONS: mirage_predictions.parse,
+    SourceFormat.SCIQA: sciqa_questions.parse,
 }
 _EXPECTED = (
     "expected QALD XML (root <dataset>), a JSON object with 'questions' (QALD JSON, extended "
     "QALD JSON, BioASQ), a JSON array of NLQ, LC-QuAD, LC-QuAD 2.0 or answer entries, "
-    "id<TAB>answer lines, a TEXT2SPARQL questions file (YAML) or result set (qname -> values)"
+    "id<TAB>answer lines, a TEXT2SPARQL questions file (YAML) or result set (qname -> values), "
+    "MIRAGE's benchmark.json or its packed predictions, SciQA questions, a FIRESPARQL run"
 )
 # Fields only BioASQ questions carry.
 _BIOASQ_KEYS = frozenset(
@@ -81,6 +90,8 @@ def detect_format(data: bytes, source: str) -> SourceFormat:
     text = decode_text(data, source)
     if t2s_questions.looks_like_questions(text):
         return SourceFormat.TEXT2SPARQL
+    if firesparql.looks_like_run(text):
+        return SourceFormat.FIRESPARQL_RUN
     return _classify(load_json(text, diag), diag)
 
 
@@ -107,6 +118,10 @@ def parse_bytes(data: bytes, *, source: str, format: SourceFormat | None = None)
             format is None and t2s_questions.looks_like_questions(text)
         ):
             return t2s_questions.parse(text, diag)
+        if format is SourceFormat.FIRESPARQL_RUN or (
+            format is None and firesparql.looks_like_run(text)
+        ):
+            return firesparql.parse_run(text, source).answers
         if format is SourceFormat.ANSWERS_TSV or (
             format is None and simple_answers.looks_like_tsv(text)
         ):
@@ -220,6 +235,10 @@ def _classify(doc: object, diag: Diagnostics) -> SourceFormat:
         raise diag.error(f"the JSON document is {describe(doc)}; {_EXPECTED}")
     if "questions" not in doc and t2s_results.looks_like_result_sets(doc):
         return SourceFormat.TEXT2SPARQL_RESULTS
+    if mirage_benchmark.looks_like_benchmark(doc):
+        return SourceFormat.MIRAGE
+    if mirage_predictions.looks_like_predictions(doc):
+        return SourceFormat.MIRAGE_PREDICTIONS
     if "questions" not in doc:
         keys = ", ".join(quote(k, 20) for k in list(doc)[:8]) or "none"
         raise diag.error(f"a JSON object without 'questions' (its keys: {keys}); {_EXPECTED}")
@@ -233,6 +252,8 @@ def _classify(doc: object, diag: Diagnostics) -> SourceFormat:
         return SourceFormat.QALD_JSON
     if _nests_language(first):
         return SourceFormat.EQALD
+    if sciqa_questions.looks_like_questions(doc):
+        return SourceFormat.SCIQA
     if isinstance(first.get("body"), str) or (
         "question" not in first and "body" not in first and _BIOASQ_KEYS & first.keys()
     ):

@@ -5,8 +5,9 @@ its answer matching from June 2019 to September 2024 (QALD-9-plus and QALD-10), 
 the counter of 2018 to June 2019 (the QALD-8 and QALD-9 challenges), ``qald-classic`` the
 classic QALD evaluation script, ``text2sparql`` the official TEXT2SPARQL'25 evaluation,
 ``text2sparql-2026`` the official TEXT2SPARQL'26 evaluation (per-language averages changed) and
-``text2sparql-corrected`` the same measures with their flaws fixed. docs/scoring.md lists every
-difference and which profile reproduces which published era.
+``text2sparql-corrected`` the same measures with their flaws fixed; ``execution-em`` (SciQA,
+FIRESPARQL's rule) and ``mirage`` (MIRAGE's accuracy) are scored by families of their own.
+docs/scoring.md lists every difference and which profile reproduces which published era.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class AnswerMatching(StrEnum):
     TEXT2SPARQL = "text2sparql"
     TEXT2SPARQL_CORRECTED = "text2sparql-corrected"
     TEXT2SPARQL_2026 = "text2sparql-2026"
+    # issue 39: scored by their own families (``family_scored``)
+    EXECUTION_EM = "execution-em"
+    MIRAGE = "mirage"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,12 @@ class Profile:
     def is_text2sparql(self) -> bool:
         """Return whether answers are scored with the TEXT2SPARQL measures (trec_eval's)."""
         return self.answers in TEXT2SPARQL_MATCHING
+
+    @property
+    def family_scored(self) -> bool:
+        """Return whether a family of its own scores this profile, not ``evaluators.qa``
+        (``execution-em``: ``evaluators.sciqa``; ``mirage``: ``evaluators.mirage``)."""
+        return self.answers in (AnswerMatching.EXECUTION_EM, AnswerMatching.MIRAGE)
 
     @property
     def is_gerbil(self) -> bool:
@@ -223,6 +233,42 @@ PROFILES: dict[str, Profile] = {
         ),
     )
 }
+
+
+# Issue 39: benchmarks scored by families of their own (``Profile.family_scored``).
+PROFILES.update(
+    {
+        p.id: p
+        for p in (
+            Profile(
+                "execution-em",
+                "execution EM (FIRESPARQL)",
+                "Execution-based exact match as FIRESPARQL scores SciQA: the set of result rows "
+                "(datatype suffixes cut) equals the gold's; EM over successful queries and all.",
+                QAB.ExecutionEmProfile,
+                AnswerMatching.EXECUTION_EM,
+                MarkingMode.STRICT,
+                (QA,),
+                classify_emerging=False,
+                gerbil_answer_type=False,
+                reading=AnswerReading.BINDINGS_FIRST,
+            ),
+            Profile(
+                "mirage",
+                "MIRAGE accuracy",
+                "MIRAGE's accuracy: the chosen option (its answer-locating rule) against the "
+                "gold option, per dataset and on average.",
+                QAB.MirageProfile,
+                AnswerMatching.MIRAGE,
+                MarkingMode.STRICT,
+                (QA,),
+                classify_emerging=False,
+                gerbil_answer_type=False,
+                reading=AnswerReading.BINDINGS_FIRST,
+            ),
+        )
+    }
+)
 
 
 def profile(profile_id: str) -> Profile:

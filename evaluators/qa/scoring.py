@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 
+from evaluators.errors import UnknownSubExperimentError
 from evaluators.knowledge.bases import KnowledgeBase
 from evaluators.model import Dataset, Question
 from evaluators.qa import text2sparql
@@ -48,7 +49,7 @@ def gold_as_answers(dataset: Dataset) -> dict[str, Question]:
     {'1': Question(id='1', texts=(), answer_type=None, answer_type_label=None, aggregation=None, \
 only_dbo=None, hybrid=None, sparql=None, pseudo_query=None, schemaless_query=None, answers=None, \
 answer_item_types=(), annotations=(), confidence=None, out_of_scope=False, bioasq=None, \
-text2sparql=None, reply=None)}
+text2sparql=None, reply=None, choices=None, execution=None)}
     """
     return dataset.by_id()
 
@@ -96,6 +97,11 @@ def evaluate(
         UnknownSubExperimentError: if ``profile`` is not a known profile id.
     """
     rules = find_profile(profile)
+    if rules.family_scored:
+        raise UnknownSubExperimentError(
+            f"the {profile} profile is scored by its own family, not by QA scoring; use "
+            "evaluators.experiments.task.score_replies (or qabench evaluate)"
+        )
     errors = errors or {}
     millis = millis or {}
     gold_ids = {q.id for q in dataset.questions}

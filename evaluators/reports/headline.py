@@ -34,6 +34,12 @@ BIOASQ_RANKING: dict[str, tuple[str, str]] = {
 _CLASSIC = frozenset({"qald-classic"})
 # The TEXT2SPARQL profiles: the challenge ranks by set_F_ndcg.
 _TEXT2SPARQL = frozenset({"text2sparql", "text2sparql-2026", "text2sparql-corrected"})
+# Issue 39: SciQA's execution EM ranks by EM over all questions (EM over the successful ones
+# alone would reward failing); MIRAGE by the mean accuracy over its datasets.
+_FAMILIES: dict[str, tuple[str, str]] = {
+    "execution-em": ("em_all", "em_successful"),
+    "mirage": ("accuracy", "questions"),
+}
 # Sub-experiments without Macro F1 QALD (C2KB-style scorers).
 _NO_QALD = frozenset({AIT2KB, C2KB, P2KB})
 # Built-in systems that answer from the gold standard (sanity checks, never ranked).
@@ -58,24 +64,30 @@ def headline(profile: str, experiment_type: str = QA) -> tuple[str, str]:
         return ("processed_f1", "global_f1")
     if profile in _TEXT2SPARQL:
         return ("set_f_ndcg", "set_f")
+    if profile in _FAMILIES:
+        return _FAMILIES[profile]
     return ("macro_f1_qald", "macro_f1")
 
 
-# The per-question measures significance tests read, in order: the first defined one counts.
-SCORED_MEASURES = ("f1", "set_f_ndcg")
+# The per-question measures significance tests read, in order: the first defined one counts
+# (F1; TEXT2SPARQL's headline; issue 39: execution EM, MIRAGE's accuracy).
+SCORED_MEASURES = ("f1", "set_f_ndcg", "em", "accuracy")
 
 
 def question_score(value: Callable[[str], float | None]) -> float:
-    """Return a question's score for significance tests: its F1, or (TEXT2SPARQL profiles,
-    which report no F1 per question) its headline ``set_f_ndcg``; 0 when undefined.
+    """Return a question's score for significance tests: its F1, or (profiles that report no
+    F1 per question) its ``set_f_ndcg``, ``em`` or ``accuracy``; 0 when undefined.
 
     >>> question_score({"set_f_ndcg": 0.5}.get), question_score({"f1": 1.0}.get)
     (0.5, 1.0)
+    >>> question_score({"accuracy": 1.0}.get)
+    1.0
     """
-    f1 = value("f1")
-    if f1 is not None:
-        return f1
-    return value("set_f_ndcg") or 0.0
+    for measure in SCORED_MEASURES:
+        found = value(measure)
+        if found is not None:
+            return found
+    return 0.0
 
 
 def ranking_measures(

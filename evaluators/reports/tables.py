@@ -8,6 +8,7 @@ in rank order of the table's measure.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from evaluators.experiments.read import TaskSummary
 from evaluators.qa.profiles import profile_order
@@ -48,6 +49,44 @@ TEXT2SPARQL_MEASURES = ("set_f_ndcg", "set_f", "set_p", "set_recall", "ndcg")
 SANITY_MARK = " (sanity check)"
 
 
+@dataclass(frozen=True, slots=True)
+class FamilyTable:
+    """The results table of the benchmark families scored apart (issue 39): which profile's
+    tasks it holds, its title, a sentence on its measures and its columns, headline first."""
+
+    profile: str
+    title: str
+    intro: str
+    measures: tuple[str, ...]
+
+
+FAMILY_TABLES = (
+    FamilyTable(
+        "execution-em",
+        "Execution-based exact match (SciQA)",
+        "FIRESPARQL's rule: a question is an exact match when the system's query ran and its "
+        "set of result rows, datatype suffixes cut, is the gold's; EM over all questions, EM "
+        'over the queries that ran, and how many ran (docs/scoring.md, "SciQA").',
+        ("em_all", "em_successful", "successful"),
+    ),
+    FamilyTable(
+        "mirage",
+        "MIRAGE accuracy",
+        "The option each answer chose (MIRAGE's answer-locating rule) against the gold option: "
+        'accuracy per MIRAGE dataset and their mean (docs/scoring.md, "MIRAGE").',
+        (
+            "accuracy",
+            "accuracy_mmlu",
+            "accuracy_medqa",
+            "accuracy_medmcqa",
+            "accuracy_pubmedqa",
+            "accuracy_bioasq",
+        ),
+    ),
+)
+FAMILY_MEASURES = tuple(m for t in FAMILY_TABLES for m in t.measures)
+
+
 def _value(task: TaskSummary, kind: str, measure: str) -> Cell:
     """Return a finished task's value (with its 95% interval where one is stored)."""
     if not shown_in_tables(kind, measure):
@@ -58,8 +97,8 @@ def _value(task: TaskSummary, kind: str, measure: str) -> Cell:
 def results_table(tasks: Sequence[TaskSummary], sanity: frozenset[str] = frozenset()) -> Table:
     """Return every finished task's QA-family results, one row per task and experiment type."""
     present = {m.measure for t in tasks for r in t.results for m in r.measures}
-    known = GERBIL_MEASURES + CLASSIC_MEASURES + TEXT2SPARQL_MEASURES
-    measures = [m for m in known if m in present]
+    known = GERBIL_MEASURES + CLASSIC_MEASURES + TEXT2SPARQL_MEASURES + FAMILY_MEASURES
+    measures = list(dict.fromkeys(m for m in known if m in present))
     headings = (
         "Task", "System", "Dataset", "Language", "Profile", "Type",
         *(MEASURES[m].label for m in measures), "Errors", "Questions", "State",

@@ -3,11 +3,11 @@
 An answers file is QALD-JSON, QALD-XML or eQALD (GERBIL QA accepts the same three), a simple
 JSON list of ``{id, answers}`` or TSV ``id<TAB>answer`` lines (``formats.simple_answers``), the
 TEXT2SPARQL client's answers (queries, run on the knowledge base) or result sets (scored as
-they are), or a BioASQ task-b response for BioASQ datasets. No id may repeat. An id the dataset
-lacks is ignored and listed (GERBIL QA ignored the extra entries of an uploaded file), or
-refused when the caller asks for strict ids (``--strict-ids``, ``evaluation.strict_ids``);
-``qabench evaluate`` and experiments apply the same rule through ``answer_file_system``. Pure
-apart from parsing bytes.
+they are), FIRESPARQL's runs, MIRAGE's packed predictions, or a BioASQ task-b response for
+BioASQ datasets. No id may repeat. An id the dataset lacks is ignored and listed (GERBIL QA
+ignored the extra entries of an uploaded file), or refused when the caller asks for strict
+ids (``--strict-ids``, ``evaluation.strict_ids``); ``qabench evaluate`` and experiments apply
+the same rule through ``answer_file_system``. Pure apart from parsing bytes.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ ANSWER_FORMATS = (
     SourceFormat.ANSWERS_TSV,
     SourceFormat.TEXT2SPARQL_ANSWERS,
     SourceFormat.TEXT2SPARQL_RESULTS,
+    # issue 39: FIRESPARQL's executed runs, MIRAGE's stored predictions
+    SourceFormat.FIRESPARQL_RUN,
+    SourceFormat.MIRAGE_PREDICTIONS,
 )
 
 

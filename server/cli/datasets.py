@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from dataclasses import asdict
@@ -12,8 +13,10 @@ from urllib.parse import urlsplit
 
 from evaluators.datasets import catalog, errata, library
 from evaluators.datasets.checks import CheckReport, check_dataset
+from evaluators.datasets.sciqa import load_sciqa
 from evaluators.datasets.text2sparql import load_text2sparql, prepare_gold
 from evaluators.formats import parse_file
+from evaluators.formats.mirage.build import build_benchmark
 from evaluators.formats.parsing.source import read_file
 from evaluators.formats.qald_json_writer import dataset_json
 from evaluators.formats.text2sparql.questions import looks_like_questions
@@ -33,7 +36,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     act.required = True
 
     load = act.add_parser("load", help="load a benchmark file as a new dataset version")
-    load.add_argument("path", type=Path)
+    load.add_argument(
+        "path",
+        type=Path,
+        help="the benchmark file (or MIRAGE's rawdata/ folder: benchmark.json is built from it)",
+    )
     load.add_argument(
         "--name",
         help="dataset name (default: the file's own id, e.g. QALD's dataset.id, else its name)",
@@ -54,7 +61,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--gold-results",
         type=Path,
         metavar="RESULT_SET",
-        help="TEXT2SPARQL: the reference result set (qname -> {value: relevance}) as gold answers",
+        help="TEXT2SPARQL: the reference result set (qname -> {value: relevance}) as gold "
+        "answers; SciQA: its answers.json, or a FIRESPARQL run (the gold results it recorded)",
     )
     load.add_argument("--title", help="human-readable title")
     load.add_argument(
@@ -181,8 +189,13 @@ def _is_text2sparql(ctx: Context, path: Path, forced: str | None) -> bool:
 
 
 def run_load(ctx: Context, args: argparse.Namespace) -> int:
-    """Load one file (a TEXT2SPARQL questions file with its gold answers)."""
-    if args.gold_results is not None or _is_text2sparql(ctx, args.path, args.format):
+    """Load one file (a TEXT2SPARQL or SciQA questions file with its gold answers)."""
+    if args.path.is_dir():
+        return _load_mirage_rawdata(ctx, args)
+    text2sparql = _is_text2sparql(ctx, args.path, args.format)
+    if args.gold_results is not None and not text2sparql:
+        return _load_sciqa(ctx, args)
+    if args.gold_results is not None or text2sparql:
         return _load_text2sparql(ctx, args)
     outcome = library.load_dataset(
         ctx.store,
@@ -217,6 +230,49 @@ def _load_text2sparql(ctx: Context, args: argparse.Namespace) -> int:
         license=args.license,
     )
     _report_load(ctx, outcome, args.json, differences)
+    return 0
+
+
+def _load_mirage_rawdata(ctx: Context, args: argparse.Namespace) -> int:
+    """Build MIRAGE's benchmark.json from its rawdata/ folder as the repository does, say
+    whether it is the published file, and load it (issue 39)."""
+    data = build_benchmark(args.path, max_bytes=ctx.config.datasets.max_file_bytes)
+    digest = hashlib.sha256(data).hexdigest()
+    published = catalog.entry("mirage").sha256
+    same = "the published file" if digest == published else f"NOT the published {published}"
+    print(f"built benchmark.json from {args.path}: {len(data)} bytes, sha256 {digest} ({same})",
+          file=sys.stderr)  # fmt: skip
+    outcome = library.load_dataset_bytes(
+        ctx.store,
+        ctx.config.base_iri,
+        data,
+        source=str(args.path / "benchmark.json"),
+        name=args.name,
+        format=SourceFormat.MIRAGE,
+        knowledge_base=args.kb,
+        title=args.title,
+        new_version=args.new_version,
+        license=args.license,
+    )
+    _report_load(ctx, outcome, args.json)
+    return 0
+
+
+def _load_sciqa(ctx: Context, args: argparse.Namespace) -> int:
+    """Load SciQA questions with SciQA's answers.json or a FIRESPARQL run as gold (issue 39)."""
+    outcome = load_sciqa(
+        ctx.store,
+        ctx.config.base_iri,
+        args.path,
+        gold_results=args.gold_results,
+        max_bytes=ctx.config.datasets.max_file_bytes,
+        name=args.name,
+        title=args.title,
+        knowledge_base=args.kb,
+        new_version=args.new_version,
+        license=args.license,
+    )
+    _report_load(ctx, outcome, args.json)
     return 0
 
 

@@ -26,6 +26,8 @@ from evaluators.evaluate import (
     result_json,
 )
 from evaluators.experiments.plan import read_answers
+from evaluators.formats.parsing.source import read_file
+from evaluators.formats.sciqa.gold import with_gold
 from evaluators.knowledge.endpoint import is_endpoint
 from evaluators.knowledge.execution import ExecutionLimits
 from evaluators.model import Dataset, SourceFormat
@@ -58,7 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--gold-results",
         type=Path,
         metavar="RESULT_SET",
-        help="TEXT2SPARQL questions file as --dataset: the reference result set as gold",
+        help="TEXT2SPARQL questions file as --dataset: the reference result set as gold; SciQA "
+        "questions file: its answers.json or a FIRESPARQL run (the gold results it recorded)",
     )
     ev.add_argument(
         "--kb",
@@ -149,6 +152,9 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
     if not gold.is_bioasq and profile not in PROFILES:
         raise CliError(f"--profile {profile!r}: expected one of {', '.join(PROFILES)}")
     kb_spec = args.kb if args.kb is not None else ev.kb
+    if gold.format is SourceFormat.SCIQA and args.gold_results is not None:
+        data = read_file(args.gold_results, ctx.config.datasets.max_file_bytes)
+        gold = with_gold(gold, data, source=args.gold_results.name)
     if gold.format is SourceFormat.TEXT2SPARQL and not any(q.has_answers for q in gold.questions):
         # a questions file has no answers: the result set, or the reference queries, give them
         executor = ctx.executor(kb_spec) if kb_spec and args.gold_results is None else None

@@ -32,6 +32,7 @@ from evaluators.experiments.runner import (
     SystemRequest,
     recover_interrupted,
 )
+from evaluators.formats.mirage.predictions import is_predictions_path
 from evaluators.model import ALL_LANGUAGES, Dataset, SourceFormat
 from evaluators.qa.profiles import PROFILES
 from evaluators.reports.experiment import experiment_report, report_json, report_tables
@@ -203,6 +204,11 @@ def web_systems(
     return out
 
 
+def _readable(path: Path) -> bool:
+    # a file, or MIRAGE's prediction files (a folder, or a path with {dataset})
+    return path.is_file() or is_predictions_path(path)
+
+
 def answer_systems(values: list[str]) -> list[SystemRequest]:
     """Parse ``--answers [NAME=]FILE[@DATASET]`` options.
 
@@ -213,10 +219,10 @@ def answer_systems(values: list[str]) -> list[SystemRequest]:
     for value in values:
         name, rest = _split_name(value, "--answers")
         path, dataset = Path(rest), None
-        if not path.is_file() and "@" in rest:
+        if not _readable(path) and "@" in rest:
             head, _, tail = rest.rpartition("@")
             path, dataset = Path(head), tail
-        if not path.is_file():
+        if not _readable(path):
             raise CliError(f"--answers: no such file {str(path)!r}")
         out.append(
             SystemRequest(

@@ -15,7 +15,12 @@ from dataclasses import dataclass, replace
 from evaluators.experiments.read import TaskSummary
 from evaluators.reports.headline import headline
 from evaluators.reports.render import SIGNIFICANT, Estimate, Table
-from evaluators.reports.tables import CLASSIC_MEASURES, TEXT2SPARQL_MEASURES
+from evaluators.reports.tables import (
+    CLASSIC_MEASURES,
+    FAMILY_TABLES,
+    TEXT2SPARQL_MEASURES,
+    FamilyTable,
+)
 from evaluators.results import (
     BIOASQ_TYPES,
     BOUNDS,
@@ -197,8 +202,12 @@ def _ordered(results: Iterable[ExperimentTypeResult], order: Sequence[str]) -> l
     return [t for t in order if t in names]
 
 
+_FAMILY_PROFILES = frozenset(t.profile for t in FAMILY_TABLES)
+
+
 def qald_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRows]:
-    """Return the main table: every task that is not a BioASQ-only task, QA first.
+    """Return the main table: every task that is not a BioASQ-only task or scored by a family
+    of its own (``family_tables``), QA first.
 
     A task without results (queued, running, failed, aborted, interrupted) gets one row whose
     cells are dashes; the template shows its state and message.
@@ -208,6 +217,8 @@ def qald_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRows]:
         kinds = _ordered(task.results, QA_TYPES)
         if not kinds and any(r.experiment_type in BIOASQ_TYPES for r in task.results):
             continue
+        if task.plan.profile in _FAMILY_PROFILES:
+            continue  # their own table (family_tables)
         by_type = {r.experiment_type: r for r in task.results}
         rows = tuple(
             TypeRow(kind, _cells(by_type[kind], MAIN_MEASURES, task.plan.profile, notes))
@@ -264,6 +275,31 @@ def classic_rows(tasks: Sequence[TaskSummary], notes: Footnotes) -> list[TaskRow
         row = TypeRow("QA", _cells(qa, CLASSIC_MEASURES, task.plan.profile, notes))
         errors = Cell(str(task.errors)) if task.errors is not None else Cell(DASH)
         out.append(TaskRows(task, (row,), errors, cell(_find(qa, "avg_millis"), notes)))
+    return out
+
+
+def family_tables(
+    tasks: Sequence[TaskSummary], notes: Footnotes
+) -> list[tuple[FamilyTable, list[Column], list[TaskRows]]]:
+    """Return the table of each family scored apart that has tasks here (issue 39): its
+    description, columns and one row per task scored under its profile."""
+    out = []
+    for family in FAMILY_TABLES:
+        rows = []
+        for task in tasks:
+            qa = next((r for r in task.results if r.experiment_type == "QA"), None)
+            if task.plan.profile != family.profile:
+                continue
+            cells = (
+                _cells(qa, family.measures, task.plan.profile, notes)
+                if qa is not None
+                else tuple(Cell(DASH, "no results") for _ in family.measures)
+            )
+            errors = Cell(str(task.errors)) if task.errors is not None else Cell(DASH)
+            millis = cell(_find(qa, "avg_millis"), notes) if qa is not None else Cell(DASH)
+            rows.append(TaskRows(task, (TypeRow("QA", cells),), errors, millis))
+        if rows:
+            out.append((family, [column(m) for m in family.measures], rows))
     return out
 
 

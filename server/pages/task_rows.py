@@ -21,7 +21,7 @@ from evaluators.experiments.read import TaskSummary
 from evaluators.experiments.results import QuestionValues, question_values
 from evaluators.model import question_order
 from evaluators.qa.scoring import Breakdown, breakdowns
-from evaluators.reports.headline import question_score
+from evaluators.reports.headline import SCORED_MEASURES, question_score
 from evaluators.results import QA_TYPES, EvaluationResult, ExperimentTypeResult, QuestionScore
 from server.linked_data.terms import TermView, term_view
 from store import queries
@@ -59,8 +59,8 @@ class QuestionLine:
     @property
     def is_wrong(self) -> bool:
         """Return whether the system did not get this question fully right (F1, or the TEXT2SPARQL
-        headline, below 1, or an error)."""
-        defined = self.values.value("f1") is not None or self.values.value("set_f_ndcg") is not None
+        headline, execution EM or MIRAGE's accuracy, below 1, or an error)."""
+        defined = any(self.values.value(m) is not None for m in SCORED_MEASURES)
         score = question_score(self.values.value)
         return self.values.message is not None or not defined or score < 1.0
 
@@ -138,6 +138,8 @@ class Diagnostics:
     reply: str = ""
     execution: str = ""
     notes: tuple[str, ...] = ()
+    # issue 39: how the answer was read (a recorded execution's status, MIRAGE's rule)
+    reading: str = ""
 
 
 def _objects(
@@ -192,6 +194,7 @@ def diagnostics(
         return found[0].value if found and isinstance(found[0], Literal) else ""
 
     notes = _objects(store, result, QAB.referenceDifference, graph)
+    reading = _objects(store, result, QAB.answerReading, graph)
     return Diagnostics(
         result,
         texts.get(line.values.question.value, ""),
@@ -202,6 +205,7 @@ def diagnostics(
         text(reply, QAB.replyJson),
         text(reply, QAB.executionProblem),
         tuple(n.value for n in notes if isinstance(n, Literal)),
+        reading[0].value if reading and isinstance(reading[0], Literal) else "",
     )
 
 

@@ -88,3 +88,34 @@ def test_a_release_is_verified_against_its_own_checksum(tmp_path: Path, shared_d
         assert len(store) == before
     finally:
         store.close()
+
+
+def test_mirage_entries_share_one_checked_file_and_state_their_licences() -> None:
+    entries = [e for e in catalog().values() if e.format.value == "mirage"]
+    assert sorted(e.part or "" for e in entries) == [
+        "", "bioasq", "medmcqa", "medqa", "mmlu", "pubmedqa",
+    ]  # fmt: skip
+    assert len({(e.url, e.sha256, e.size) for e in entries}) == 1
+    assert all(e.license and e.verified and "3490d7b5" in e.url for e in entries)
+
+
+def test_a_mirage_part_loads_alone(tmp_path: Path) -> None:
+    from tests import TEST_DATA
+
+    mirror = tmp_path / "mirror"
+    target = mirror / catalog()["mirage-medqa"].mirror_path
+    target.parent.mkdir(parents=True)
+    target.write_bytes((TEST_DATA / "mirage" / "benchmark-excerpt.json").read_bytes())
+    store = TripleStore.open(tmp_path / "store")
+    try:
+        with pytest.raises(FetchError, match="checksum mismatch"):
+            fetch(store, BASE, "mirage-medqa", mirror=str(mirror))
+        assert len(store) == 0
+        loaded = fetch(store, BASE, "mirage-medqa", mirror=str(mirror), verify=False)
+        assert (loaded.info.name, loaded.info.questions) == ("mirage-medqa", 3)
+        licence = store.select(
+            "SELECT ?l WHERE { GRAPH ?g { ?v <http://purl.org/dc/terms/license> ?l } }"
+        )
+        assert [str(r["l"].value) for r in licence] == ["https://spdx.org/licenses/MIT"]
+    finally:
+        store.close()

@@ -14,7 +14,9 @@ from evaluators.model import (
     AnswerSet,
     AnswerType,
     BioasqGold,
+    Choices,
     Dataset,
+    Execution,
     Question,
     QuestionText,
     Snippet,
@@ -178,3 +180,18 @@ def test_a_boolean_next_to_bindings_survives_rdf_and_qald_json() -> None:
     assert set(back.answers or ()) == {both, empty, plain}
     (again,) = parse_bytes(dataset_json(dataset), source="x.json").questions
     assert again.answers == (both, empty, plain)
+
+
+def test_options_and_recorded_executions_survive_a_round_trip() -> None:
+    # issue 39: MIRAGE's options (with PubMed ids) and a recorded execution (SciQA)
+    choices = Choices("pubmedqa", (("A", "yes"), ("B", "no"), ("C", "maybe")), ("9", "12377809"))
+    questions = (
+        Question("pubmedqa:1", (QuestionText("en", "Does it?"),), choices=choices),
+        Question("AQ1", execution=Execution("SUCCESS", '?x\n"1"^^<http://x/int>')),
+        Question("AQ2", execution=Execution("NULL")),
+    )
+    dataset = Dataset(SourceFormat.MIRAGE, questions)
+    quads = version_quads(BASE, dataset, _meta())
+    graph = graphs.dataset_graph(BASE, "demo", 1)
+    back = questions_from_quads(q for q in quads if q.graph_name == graph)
+    assert [(q.choices, q.execution) for q in back] == [(q.choices, q.execution) for q in questions]

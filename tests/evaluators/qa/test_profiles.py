@@ -16,13 +16,14 @@ from vocab.project import QAB
 def test_the_profiles_exist_with_distinct_vocabulary_terms() -> None:
     assert list(PROFILES) == [
         "strict", "gerbil", "gerbil-legacy", "gerbil-2018", "qald-classic", "text2sparql",
-        "text2sparql-2026", "text2sparql-corrected",
+        "text2sparql-2026", "text2sparql-corrected", "execution-em", "mirage",
     ]  # fmt: skip
     assert len({p.term for p in PROFILES.values()}) == len(PROFILES)
     assert all(p.term in QAB for p in PROFILES.values())
     assert [p.id for p in PROFILES.values() if p.is_text2sparql] == [
         "text2sparql", "text2sparql-2026", "text2sparql-corrected"
     ]  # fmt: skip
+    assert [p.id for p in PROFILES.values() if p.family_scored] == ["execution-em", "mirage"]
 
 
 def test_profile_rules() -> None:

@@ -23,7 +23,9 @@ from tests.plugins.scoring import DBR, answered, dataset, question, scores
 
 # The TEXT2SPARQL profiles score flat result sets with trec_eval (tests/evaluators/qa/
 # test_text2sparql.py); the QALD properties below are about the GERBIL-family measures.
-QALD_PROFILES = sorted(p for p, rules in PROFILES.items() if not rules.is_text2sparql)
+QALD_PROFILES = sorted(
+    p for p, rules in PROFILES.items() if not rules.is_text2sparql and not rules.family_scored
+)
 
 
 GERBIL_DATA = "systems/dice-group_gerbil/src/test/resources/datasets"
