@@ -119,3 +119,47 @@ def test_a_mirage_part_loads_alone(tmp_path: Path) -> None:
         assert [str(r["l"].value) for r in licence] == ["https://spdx.org/licenses/MIT"]
     finally:
         store.close()
+
+
+def test_sciqa_entries_load_questions_with_their_gold(tmp_path: Path) -> None:
+    from tests import TEST_DATA
+
+    sciqa = TEST_DATA / "sciqa"
+    entries = [e for e in catalog().values() if e.format.value == "sciqa"]
+    assert sorted(e.name for e in entries) == [
+        "sciqa-test", "sciqa-test-orkg-2025", "sciqa-train", "sciqa-valid",
+    ]  # fmt: skip
+    assert all(e.sha256 and e.gold_results and e.gold_results.sha256 and e.license
+               for e in entries)  # fmt: skip
+    mirror = tmp_path / "mirror"
+    for name, gold in (
+        ("sciqa-test", "answers.json"),
+        ("sciqa-test-orkg-2025", "firesparql-run.csv"),
+    ):
+        item = catalog()[name]
+        assert item.gold_results is not None
+        for path, source in (
+            (item.mirror_path, "questions.json"),
+            (item.gold_results.mirror_path, gold),
+        ):
+            target = mirror / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes((sciqa / source).read_bytes())
+    store = TripleStore.open(tmp_path / "store")
+    try:
+        with pytest.raises(FetchError, match="checksum mismatch"):
+            fetch(store, BASE, "sciqa-test", mirror=str(mirror))
+        assert len(store) == 0
+        for name in ("sciqa-test", "sciqa-test-orkg-2025"):
+            loaded = fetch(store, BASE, name, mirror=str(mirror), verify=False)
+            assert (loaded.info.name, loaded.info.questions) == (name, 7)
+        statuses = store.select(
+            "SELECT ?s (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?q "
+            "<https://w3id.org/qabench/vocab#executionStatus> ?s } } GROUP BY ?s ORDER BY ?s"
+        )
+        # SciQA's gold: 7 tables; the run's: 5 tables, a null, an error
+        assert [(str(r["s"].value), int(r["n"].value)) for r in statuses] == [
+            ("ERROR", 1), ("NULL", 1), ("SUCCESS", 12),
+        ]  # fmt: skip
+    finally:
+        store.close()
