@@ -135,7 +135,6 @@ PROPERTIES = [
     "lexicalOnly",
     "referenceDifference",
     "replyJson",
-    # issue 39: multiple-choice questions (MIRAGE) and recorded executions (SciQA)
     "benchmarkPart",
     "option",
     "optionLabel",
@@ -241,7 +240,6 @@ PROPERTIES = [
     "setF",
     "ndcg",
     "setFNdcg",
-    # issue 39: MIRAGE and execution-based exact match
     "accuracyMmlu",
     "accuracyMedqa",
     "accuracyMedmcqa",
