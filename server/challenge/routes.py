@@ -2,9 +2,10 @@
 
 The challenge's tables, built from the published experiments of this server: for each of its
 datasets (loaded under the names ``ck26`` and ``db26``, newest version), every published task
-scored under ``text2sparql-2026``; per system the newest finished one is the run that counts
-(a rerun replaces an earlier run, as the organisers' reruns did), and the page says which run
-each row uses and how many runs the system has. The tables: per dataset over all languages and
+scored under ``text2sparql-2026``; per system the run that counts is the newest finished one
+that no recorded rerun supersedes (``server.challenge.reruns``: a rerun replaces an
+earlier run, as the organisers' reruns did), and the page says which run each row uses, how
+many runs the system has and which run it reruns. The tables: per dataset over all languages and
 per language (CK26 ranked by ``set_F_ndcg``, DB26 by ``set_F``) and the overall table (the mean
 of the two datasets' ``set_F``, recall and precision) with the English one beside it
 (``evaluators.reports.challenge``). The averages are the official file's
@@ -35,6 +36,7 @@ from evaluators.reports.challenge import (
     overall_tables,
 )
 from evaluators.results import MEASURES, QA
+from server.challenge.reruns import counted, recorded_reruns
 from server.linked_data.pipeline import Reader, Resource, serve
 from server.web.problems import Problem
 from server.web.representations import HTML, JSON_REPORT
@@ -54,6 +56,7 @@ class Run:
     experiment: str
     label: str
     runs: int
+    rerun_of: str | None = None  # the task this one reruns (qab:rerunOf), when recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,7 @@ def _collect(reader: Reader) -> ChallengeBoard:
     tables: list[ChallengeTable] = []
     runs: dict[str, Run] = {}
     labels: dict[str, str] = {}
+    reruns = recorded_reruns(svc.store)
     for prefix, ranking in DATASETS_2026:
         try:
             info = library.resolve_version(svc.store, svc.base, prefix)
@@ -102,13 +106,16 @@ def _collect(reader: Reader) -> ChallengeBoard:
         gold = library.read_dataset(svc.store, info)
         chosen: dict[str, tuple[str, dict[str, Any]]] = {}
         for system, tasks in _counted_runs(reader, version, profile).items():
-            entry, scores = tasks[-1]  # the newest run counts
+            by_task = {scores.task: (entry, scores) for entry, scores in tasks}
+            entry, scores = by_task[counted([s.task for _, s in tasks], reruns)]
             doc = text2sparql_eval(svc.store, svc.base, entry.id, scores.task, gold, OFFICIAL_2026)
             if doc is None:
                 continue
             labels.update({s.iri: s.label for s in entry.systems})
             number = scores.task.rsplit("/", 1)[-1]
-            runs[scores.task] = Run(scores.task, entry.iri, f"{entry.id} task {number}", len(tasks))
+            old = next((o for o, n in reruns.items() if n == scores.task), None)
+            label = f"{entry.id} task {number}"
+            runs[scores.task] = Run(scores.task, entry.iri, label, len(tasks), old)
             chosen[system] = (scores.task, doc)
         per_dataset[prefix] = chosen
         tables += dataset_tables(prefix, ranking, chosen)
@@ -161,7 +168,14 @@ def _run_json(board: ChallengeBoard, run: str) -> dict[str, object]:
     found = board.runs.get(task)
     if found is None:
         return {"task": task}
-    return {"task": found.task, "experiment": found.experiment, "of_runs": found.runs}
+    out: dict[str, object] = {
+        "task": found.task,
+        "experiment": found.experiment,
+        "of_runs": found.runs,
+    }
+    if found.rerun_of is not None:
+        out["rerun_of"] = found.rerun_of
+    return out
 
 
 CHALLENGE: Resource[ChallengeBoard] = Resource(

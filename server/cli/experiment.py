@@ -1,4 +1,4 @@
-"""``qabench experiment ...``: run, resume, show, list and publish experiments.
+"""``qabench experiment ...``: run, resume, show, list, publish experiments and record reruns.
 
 Prints the experiment id as soon as it is stored, a progress bar on a terminal only, then the
 summary (``--json``: the document of ``evaluators.experiments.read.summary_json``). The runner
@@ -39,6 +39,7 @@ from evaluators.reports.experiment import experiment_report, report_json, report
 from evaluators.reports.render import to_csv_many, to_latex, to_markdown
 from evaluators.results import MEASURES
 from evaluators.systems.protocol import SystemKind
+from server.challenge.reruns import rerun_pairs, rerun_quads
 from server.cli.context import CliError, Context
 from server.runner import build_runner
 
@@ -174,6 +175,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pub.add_argument("id")
     pub.add_argument("--json", action="store_true")
     pub.set_defaults(func=run_publish)
+
+    rerun = act.add_parser(
+        "rerun", help="record that an experiment's tasks rerun an earlier one's (which counts)"
+    )
+    rerun.add_argument("id", help="the later experiment (its tasks count)")
+    rerun.add_argument("--of", required=True, metavar="ID", help="the earlier experiment")
+    rerun.add_argument("--reason", default="", help="why the system was run again")
+    rerun.add_argument("--json", action="store_true")
+    rerun.set_defaults(func=run_rerun)
 
 
 # ---------------------------------------------------------------------------- argument parsing
@@ -498,4 +508,38 @@ def run_publish(ctx: Context, args: argparse.Namespace) -> int:
         ctx.emit_json({"id": item.id, "iri": item.iri, "published": item.published})
     else:
         print(f"{item.id} published: {item.iri}")
+    return 0
+
+
+def run_rerun(ctx: Context, args: argparse.Namespace) -> int:
+    """Record that ``id``'s tasks rerun those of ``--of`` (``server.challenge.reruns``); print
+    the pairs. Only the later experiment's graph changes."""
+    if args.id == args.of:
+        raise CliError("an experiment cannot rerun itself")
+    base = ctx.config.base_iri
+    runner = _runner(ctx)
+    new, old = runner.summary(args.id), runner.summary(args.of)
+    pairs = rerun_pairs([(t.iri, t.plan) for t in new.tasks], [(t.iri, t.plan) for t in old.tasks])
+    ctx.store.add(rerun_quads(base, args.id, pairs, args.reason))
+    if args.json:
+        ctx.emit_json(
+            {
+                "experiment": new.iri,
+                "rerun_of": old.iri,
+                "reason": args.reason,
+                "reruns": [
+                    {
+                        "task": p.new,
+                        "rerun_of": p.old,
+                        "system": p.plan.system,
+                        "dataset": p.plan.dataset,
+                        "language": p.plan.language,
+                    }
+                    for p in pairs
+                ],
+            }
+        )
+    else:
+        for p in pairs:
+            print(f"{p.new} reruns {p.old} ({p.plan.system}, {p.plan.dataset}); the rerun counts")
     return 0

@@ -2,7 +2,7 @@
 
 Two systems' published result sets (the kept excerpts: CK26 questions 1-11 and DB26 1-14 in
 both languages) are scored by ``experiment run --answers`` under ``text2sparql-2026`` and
-published; one system is run twice on DB26. The page must show the averages the official file
+published; one system is run twice on DB26 and the second run recorded as its rerun. The page must show the averages the official file
 would hold for these questions (rebuilt here from the published per-question values), rank as
 the challenge does, average the two datasets for the overall tables, and name each row's run.
 """
@@ -65,13 +65,17 @@ def board(capsys: pytest.CaptureFixture[str], t2s26: T2s26Files, tmp_path: Path)
         ids[dataset] = _cli(capsys, config, *run, "--dataset", dataset, *answers)["id"]
     again = ("--answers", f"LIBER-AI-QWEN={t2s26.predictions('db26', 'LIBER-AI-QWEN')}")
     second = _cli(capsys, config, *run, "--dataset", "db26", *again)["id"]  # a rerun
+    recorded = _cli(capsys, config, "experiment", "rerun", second, "--of", ids["db26"],
+                    "--reason", "the first run timed out")  # fmt: skip
+    (pair,) = recorded["reruns"]  # only LIBER-AI-QWEN was run again
+    assert pair["system"] == "LIBER-AI-QWEN" and pair["task"].endswith(f"/{second}/1")
     app = build_app(server_config(tmp_path), [])
-    yield app, ids["db26"], second
+    yield app, ids["db26"], second, pair
     app.extensions["services"].close()
 
 
 def test_the_challenge_tables_with_the_runs_they_use(board: Any, t2s26: T2s26Files) -> None:
-    app, first, second = board
+    app, first, second, pair = board
     client = app.test_client()
     doc = client.get("/challenge/text2sparql-2026?format=json").get_json()
     tables = {(t["dataset"], t["language"]): t for t in doc["tables"]}
@@ -95,10 +99,12 @@ def test_the_challenge_tables_with_the_runs_they_use(board: Any, t2s26: T2s26Fil
         assert overall[system]["values"][0] == (ck26 + db26) / 2
     qwen = next(r for r in tables[("db26", "")]["rows"] if r["system"] == "LIBER-AI-QWEN")
     (run,) = qwen["runs"]
-    assert run["of_runs"] == 2 and run["experiment"].endswith(second)  # the newest run counts
+    assert run["of_runs"] == 2 and run["experiment"].endswith(second)  # the rerun counts
+    assert run["rerun_of"] == pair["rerun_of"] and f"/{first}/" in pair["rerun_of"]
     llm = next(r for r in tables[("db26", "")]["rows"] if r["system"] == "SPARQL-LLM")
     assert llm["runs"][0]["of_runs"] == 1 and llm["runs"][0]["experiment"].endswith(first)
     page = client.get("/challenge/text2sparql-2026", headers=HTML)
     html = page.get_data(as_text=True)
-    assert page.status_code == 200 and "newest of 2 runs" in html and "Overall: English" in html
+    assert page.status_code == 200 and "counts of 2 runs" in html and "Overall: English" in html
+    assert "(rerun of <a href=" in html and f">{first} task 2</a>)" in html
     assert client.get("/challenge/text2sparql-2025").status_code == 404
