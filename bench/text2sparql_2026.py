@@ -7,7 +7,10 @@ Without arguments it reads the files kept in ``tests/data/text2sparql-2026`` (ev
    ``text2sparql-2026`` rules (every qname, ``average``, ``average-<lang>``: equal or not);
 2. the challenge tables (per dataset, per language, overall and overall English) are built from
    the published runs and compared with the official tables as printed (six decimals);
-3. the per-question values of the kept result-set excerpts are scored and compared.
+3. the per-question values of the kept result-set excerpts are scored and compared;
+4. the published 2025 result sets (WSE and LACODAM on CK25, IIS-Q on DB25, read from
+   ``datasets.reference_data``) are scored under ``text2sparql-2026``: every per-question value
+   and ``average`` equal to the 2025 file, the 2026 per-language objects printed.
 
 With ``--snapshot DIR`` (a checkout of ``AKSW/text2sparql.aksw.org``, branch ``2026`` or
 ``gh-pages``; nothing is downloaded) it also scores every system's whole published result set
@@ -174,6 +177,41 @@ def check_snapshot(snapshot: Path) -> tuple[int, int]:
     return equal, total
 
 
+# The published 2025 result sets (system, dataset) in datasets.reference_data/text2sparql
+RESULT_SETS_2025 = (("WSE", "ck25"), ("LACODAM", "ck25"), ("IIS-Q", "db25"))
+QUESTIONS_2025 = {"ck25": "ck25/questions.yml", "db25": "db25/questions_db25.yaml"}
+
+
+def check_2025() -> tuple[int, int]:
+    """Score the published 2025 result sets under ``text2sparql-2026``: every per-question value
+    and the overall ``average`` must equal the 2025 file; return (equal files, files)."""
+    from server.config import load_config
+
+    root = load_config().datasets.reference_data / "text2sparql"
+    equal = 0
+    for system, dataset in RESULT_SETS_2025:
+        gold = with_gold_results(
+            parse_file(root / QUESTIONS_2025[dataset]),
+            parse_file(root / dataset / f"{dataset}_true_result_set.json"),
+            source=f"{dataset}_true_result_set.json",
+        )
+        results = root / "2025" / "results" / system
+        mine = _scored(gold, parse_file(results / f"{dataset}_system_result_set.json").by_id())
+        published = json.loads((results / f"{dataset}_eval.json").read_text())
+        qnames = [q for q in published if q != "average"]
+        same_q = sum(mine.get(q) == published[q] for q in qnames)
+        overall = {k: v for k, v in published["average"].items() if "-" not in k}
+        same = same_q == len(qnames) and mine["average"] == overall
+        per_language = {k: v["set_F_ndcg"] for k, v in mine.items() if k.startswith("average-")}
+        print(
+            f"  {system:8} {dataset}: {same_q} / {len(qnames)} qnames equal, average "
+            f"{'equal' if mine['average'] == overall else 'DIFFERS'}; 2026 per language "
+            f"set_F_ndcg {per_language or '(one language: none)'}"
+        )
+        equal += same
+    return equal, len(RESULT_SETS_2025)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--snapshot", type=Path, help="a checkout of AKSW/text2sparql.aksw.org")
@@ -187,9 +225,12 @@ def main() -> int:
     print("3. per-question values from the kept result-set excerpts")
     excerpts = check_excerpts()
     print(f"  {excerpts[0]} / {excerpts[1]} qnames equal")
-    checks = [files, tables, excerpts]
+    print("4. the published 2025 result sets under the 2026 rules (datasets.reference_data)")
+    old = check_2025()
+    print(f"  {old[0]} / {old[1]} result sets with the 2025 per-question values and average")
+    checks = [files, tables, excerpts, old]
     if args.snapshot is not None:
-        print(f"4. every published result set in {args.snapshot}")
+        print(f"5. every published result set in {args.snapshot}")
         snap = check_snapshot(args.snapshot)
         print(f"  {snap[0]} / {snap[1]} evaluation files equal")
         checks.append(snap)

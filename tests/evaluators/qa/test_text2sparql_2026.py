@@ -135,7 +135,9 @@ def test_a_broken_order_required_is_refused(order_required: str, message: str) -
         parse_bytes(data, source="r.json")
 
 
-@pytest.mark.parametrize(("system", "dataset"), [("WSE", "ck25"), ("IIS-Q", "db25")])
+@pytest.mark.parametrize(
+    ("system", "dataset"), [("WSE", "ck25"), ("LACODAM", "ck25"), ("IIS-Q", "db25")]
+)  # every published 2025 result set
 def test_2025_result_sets_under_the_2026_rules(
     system: str, dataset: str, t2s_files: T2sFiles, ck25_gold: Dataset, db25_gold: Dataset
 ) -> None:
