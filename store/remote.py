@@ -13,6 +13,10 @@ empty them, the named graphs with ``named-graph-uri``). With ``graph_prefix`` th
 the graphs whose IRI starts with it (an engine shared with other data, engine-internal graphs);
 Virtuoso's own graphs are never listed.
 
+``fetch_results`` is the one bounded SPARQL-over-HTTP exchange for the knowledge bases and the
+system queries that name an endpoint (``evaluators.knowledge``): a query by GET, then once by
+POST, within one deadline and a byte cap, the body read as it streams.
+
 Atomicity: every write is one HTTP request. Servers that run a request in one transaction
 (Oxigraph) make every write all-or-nothing. Virtuoso commits each *operation* of a request on
 its own, so writes are shaped to fail safely there: ``add`` is one operation, and when an
@@ -22,6 +26,7 @@ put back (docs/virtuoso.md).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO
@@ -507,3 +512,71 @@ class RemoteStore:
     def close(self) -> None:
         """Close the HTTP client."""
         self._client.close()
+
+
+class EndpointFailure(RemoteStoreError):
+    """A SPARQL endpoint did not give results (``final``: no other method would help)."""
+
+    def __init__(self, message: str, *, final: bool = False) -> None:
+        super().__init__(message)
+        self.final = final
+
+
+RESULTS_JSON = "application/sparql-results+json"
+
+
+def fetch_results(
+    url: str,
+    query: str,
+    *,
+    timeout: float,
+    max_bytes: int,
+    methods: tuple[str, ...] = ("GET", "POST"),
+    accept: str = RESULTS_JSON,
+) -> bytes:
+    """Return the body a SPARQL endpoint answers ``query`` with: sent by each of ``methods`` in
+    turn until one succeeds (long queries, endpoints refusing GET), all within ``timeout``
+    seconds and ``max_bytes`` of body (read as it streams; never more).
+
+    Raises:
+        EndpointFailure: every method failed (the last one's reason), or the result was too
+            large or too slow (``final``).
+    """
+    deadline = time.monotonic() + timeout
+    failure = EndpointFailure(f"no method to ask {url}")
+    for method in methods:
+        try:
+            return _exchange(url, method, query, deadline, timeout, max_bytes, accept)
+        except EndpointFailure as exc:
+            if exc.final:
+                raise
+            failure = exc
+        except (httpx.HTTPError, OSError) as exc:
+            failure = EndpointFailure(f"the endpoint failed: {str(exc)[:300]}")
+    raise failure
+
+
+def _exchange(
+    url: str, method: str, query: str, deadline: float, timeout: float, max_bytes: int, accept: str
+) -> bytes:
+    remaining = max(0.001, deadline - time.monotonic())
+    sent = {"params": {"query": query}} if method == "GET" else {"data": {"query": query}}
+    chunks: list[bytes] = []
+    total = 0
+    with httpx.stream(
+        method,
+        url,
+        **sent,  # type: ignore[arg-type]
+        headers={"Accept": accept},
+        timeout=remaining,
+    ) as response:
+        if response.status_code != 200:
+            raise EndpointFailure(f"the endpoint answered HTTP {response.status_code}")
+        for chunk in response.iter_bytes():
+            total += len(chunk)
+            if total > max_bytes:
+                raise EndpointFailure(f"the result is larger than {max_bytes} bytes", final=True)
+            if time.monotonic() > deadline:
+                raise EndpointFailure(f"the query ran longer than {timeout:g} s", final=True)
+            chunks.append(chunk)
+    return b"".join(chunks)

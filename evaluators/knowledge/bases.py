@@ -3,9 +3,9 @@
 ``KnowledgeBase`` is the role the scorers use; three implementations exist:
 ``InMemoryKnowledgeBase`` (tests, small fixed data), ``StoreKnowledgeBase`` (named graphs of our
 ``TripleStore``, loaded with ``load_kb``) and ``EndpointKnowledgeBase`` (a remote SPARQL endpoint
-through SPARQLWrapper, with a per-instance cache). None of them is contacted unless a caller
-builds one; nothing here reads configuration. Labels match when their language tag equals the
-requested one or when they have none.
+through ``store.remote.fetch_results``, with a per-instance cache). None of them is contacted
+unless a caller builds one; nothing here reads configuration. Labels match when their language
+tag equals the requested one or when they have none.
 """
 
 from __future__ import annotations

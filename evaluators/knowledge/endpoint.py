@@ -1,4 +1,6 @@
-"""A remote SPARQL endpoint as a knowledge base and answer source, through SPARQLWrapper.
+"""A remote SPARQL endpoint as a knowledge base and answer source, through the one bounded
+SPARQL-over-HTTP exchange of the store (``store.remote.fetch_results``: a deadline and a byte
+cap per request, JSON results only, so no XML of an endpoint's is ever parsed).
 
 Lookups are cached per instance (never module-wide); nothing is contacted until a lookup or query
 is made on an instance a caller built. Failures become ``KnowledgeBaseError``.
@@ -6,17 +8,16 @@ is made on an instance a caller built. Failures become ``KnowledgeBaseError``.
 
 from __future__ import annotations
 
+import json
 import re
-import urllib.error
 from collections.abc import Mapping
 from typing import Any
 
 from pyoxigraph import Literal, NamedNode
-from SPARQLWrapper import JSON, POST, SPARQLWrapper
-from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from evaluators.errors import KnowledgeBaseError
 from evaluators.model import AnswerSet, AnswerValue
+from store.remote import EndpointFailure, fetch_results
 from vocab.prefixes import KNOWLEDGE_BASES
 from vocab.standard import OWL, RDFS
 
@@ -44,7 +45,7 @@ def with_known_prefixes(sparql: str) -> str:
     return "\n".join([*lines, sparql])
 
 
-# JSON results from SPARQLWrapper are untyped dictionaries: this is the third-party edge.
+# JSON results are untyped dictionaries: this is the edge of what an endpoint sends.
 def _json_term(binding: Mapping[str, Any]) -> AnswerValue | None:
     kind = binding.get("type")
     value = str(binding.get("value", ""))
@@ -95,26 +96,30 @@ def answer_set_from_json(document: Mapping[str, Any]) -> AnswerSet:
 
 
 class EndpointKnowledgeBase:
-    """A remote SPARQL endpoint, asked through SPARQLWrapper; lookups are cached per instance."""
+    """A remote SPARQL endpoint, asked by POST (JSON results); lookups are cached per instance."""
 
-    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
-        """Use the SPARQL endpoint at ``url`` with a per-request ``timeout`` in seconds."""
+    def __init__(self, url: str, *, timeout: float = 30.0, max_bytes: int = 50 << 20) -> None:
+        """Use the SPARQL endpoint at ``url`` with a per-request ``timeout`` in seconds and at
+        most ``max_bytes`` of results per request."""
         self.url = url
         self.timeout = timeout
+        self.max_bytes = max_bytes
         self.requests = 0  # HTTP requests sent (cache misses)
         self._cache: dict[tuple[str, str, str], frozenset[str]] = {}
 
     def _json(self, sparql: str) -> Mapping[str, Any]:
-        client = SPARQLWrapper(self.url)
-        client.setQuery(sparql)
-        client.setMethod(POST)
-        client.setReturnFormat(JSON)
-        client.setTimeout(max(1, round(self.timeout)))
         self.requests += 1
         try:
-            document = client.query().convert()
-        except (SPARQLWrapperException, urllib.error.URLError, OSError, ValueError) as exc:
+            body = fetch_results(
+                self.url, sparql, timeout=self.timeout, max_bytes=self.max_bytes, methods=("POST",)
+            )
+            document = json.loads(body)
+        except EndpointFailure as exc:
             raise KnowledgeBaseError(f"SPARQL endpoint {self.url} failed: {exc}") from exc
+        except ValueError as exc:
+            raise KnowledgeBaseError(
+                f"SPARQL endpoint {self.url} did not return JSON results"
+            ) from exc
         if not isinstance(document, dict):
             raise KnowledgeBaseError(f"SPARQL endpoint {self.url} did not return JSON results")
         return document

@@ -44,6 +44,7 @@ from evaluators.model import AnswerSet, AnswerValue, Question
 from evaluators.qa.markings import PARSER_LOCK
 from store.errors import StoreError
 from store.protocol import RdfStore
+from store.remote import EndpointFailure, fetch_results
 from vocab import iris
 
 
@@ -160,10 +161,6 @@ def _cell(value: object) -> str | None:
     return None
 
 
-# A failure that a second attempt by POST cannot mend (the same result would come back).
-_FINAL = "the result is"
-
-
 def _cut(rows: int, limit: int) -> str | None:
     return f"results cut at {limit} rows" if rows > limit else None
 
@@ -264,48 +261,23 @@ class EndpointExecutor:
 
     def _fetch(self, sparql: str) -> bytes:
         """Return the result body: sent by GET, and once more by POST when that fails (the
-        2026 client's rule: long queries, endpoints refusing GET); both within one deadline.
+        2026 client's rule: long queries, endpoints refusing GET); both within one deadline
+        (``store.remote.fetch_results``, the one bounded SPARQL-over-HTTP exchange).
 
         Raises:
             KnowledgeBaseError: both attempts failed (the POST's reason) or the result is too
                 large or too slow.
         """
-        deadline = time.monotonic() + self._limits.timeout_seconds
-        query = with_known_prefixes(sparql)
-        try:
-            return self._attempt("GET", query, deadline)
-        except KnowledgeBaseError as exc:
-            if exc.args and str(exc.args[0]).startswith(_FINAL):
-                raise
-        except (httpx.HTTPError, OSError):
-            pass
-        return self._attempt("POST", query, deadline)
-
-    def _attempt(self, method: str, query: str, deadline: float) -> bytes:
         limits = self._limits
-        remaining = max(0.001, deadline - time.monotonic())
-        chunks: list[bytes] = []
-        total = 0
-        sent = {"params": {"query": query}} if method == "GET" else {"data": {"query": query}}
-        with httpx.stream(
-            method,
-            self._url,
-            **sent,  # type: ignore[arg-type]
-            headers={"Accept": "application/sparql-results+json"},
-            timeout=remaining,
-        ) as response:
-            if response.status_code != 200:
-                raise KnowledgeBaseError(f"the endpoint answered HTTP {response.status_code}")
-            for chunk in response.iter_bytes():
-                total += len(chunk)
-                if total > limits.max_bytes:
-                    raise KnowledgeBaseError(f"{_FINAL} larger than {limits.max_bytes} bytes")
-                if time.monotonic() > deadline:
-                    raise KnowledgeBaseError(
-                        f"the query ran longer than {limits.timeout_seconds:g} s"
-                    )
-                chunks.append(chunk)
-        return b"".join(chunks)
+        try:
+            return fetch_results(
+                self._url,
+                with_known_prefixes(sparql),
+                timeout=limits.timeout_seconds,
+                max_bytes=limits.max_bytes,
+            )
+        except EndpointFailure as exc:
+            raise KnowledgeBaseError(str(exc)) from exc
 
     def run(self, sparql: str) -> Execution:
         """Run ``sparql`` on the endpoint within the limits."""

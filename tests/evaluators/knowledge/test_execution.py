@@ -188,3 +188,21 @@ def test_queries_go_by_get_and_fall_back_to_post(
         ]
     else:
         assert outcome.answers is None and outcome.problem == "the endpoint answered HTTP 405"
+
+
+def test_knowledge_base_lookups_take_the_same_bounded_exchange() -> None:
+    # Issue 41: one SPARQL-over-HTTP client for KB lookups and system queries. KB lookups went
+    # through SPARQLWrapper, which read any answer whole (and parsed XML if it came).
+    from evaluators.errors import KnowledgeBaseError
+    from evaluators.knowledge.endpoint import EndpointKnowledgeBase
+
+    endpoint = _Endpoint(frozenset())
+    try:
+        kb = EndpointKnowledgeBase(endpoint.url, timeout=5, max_bytes=20)
+        with pytest.raises(KnowledgeBaseError, match="larger than 20 bytes"):
+            kb.same_as("http://ex.org/a")
+        roomy = EndpointKnowledgeBase(endpoint.url, timeout=5)
+        assert "http://ex.org/a" in roomy.same_as("http://ex.org/b")
+    finally:
+        endpoint.close()
+    assert endpoint.methods == ["POST", "POST"]
