@@ -18,6 +18,7 @@ import logging
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RUNNER_KEY = "experiment_runner"
+# Values computed from one graph alone kept across generations (page layouts of graphs).
+PER_GRAPH_VALUES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,20 @@ class _Writes:
         self.generation = 0
         self.public = 0
         self.public_time = time.time()
+        # Writes that touched each graph, and writes that may have touched any (an update):
+        # what is computed from one graph alone stays right while its epoch holds.
+        self.graph_epochs: dict[str, int] = {}
+        self.any_epoch = 0
+        # Values computed from one graph alone, by (key, graph, epochs); the newest few.
+        self.per_graph: OrderedDict[tuple[str, str, int, int], object] = OrderedDict()
+
+    def graphs_changed(self, changes: list[Change]) -> None:
+        """Move the epoch of every graph ``changes`` touched (all of them for ``everything``)."""
+        for change in changes:
+            if change.everything:
+                self.any_epoch += 1
+            for graph in change.touched():
+                self.graph_epochs[graph.value] = self.graph_epochs.get(graph.value, 0) + 1
 
     def public_changed(
         self, changes: list[Change], before: frozenset[str], after: frozenset[str]
@@ -141,6 +158,24 @@ class Services:
         """Return ``make()`` for ``key``, computed once per store generation."""
         return self.cache.get_or_make(self.generation, key, make)
 
+    def remember_graph(self, graph: NamedNode, key: str, make: Callable[[], T]) -> T:
+        """Return ``make()`` for ``key``, computed from ``graph`` alone: kept until a write
+        touches that graph (or may have touched any), not only for a store generation (the
+        page layout of a 2.6 M-quad graph costs tens of seconds; a knowledge base's graph
+        never changes). The newest ``PER_GRAPH_VALUES`` values are kept."""
+        writes = self.writes
+        with writes.lock:
+            slot = (key, graph.value, writes.any_epoch, writes.graph_epochs.get(graph.value, 0))
+            if slot in writes.per_graph:
+                writes.per_graph.move_to_end(slot)
+                return writes.per_graph[slot]  # type: ignore[return-value]
+        value = make()
+        with writes.lock:
+            writes.per_graph[slot] = value
+            while len(writes.per_graph) > PER_GRAPH_VALUES:
+                writes.per_graph.popitem(last=False)
+        return value
+
     def notify_write(self) -> None:
         """Record that the store changed: index, generation, caches, and the SPARQL views."""
         self.last_write[0] = time.time()
@@ -156,6 +191,7 @@ class Services:
             public = self.index.public_names()
             known = changes if journal is not None else [Change(everything=True)]
             self.writes.public_changed(known, before, public)
+            self.writes.graphs_changed(known)
             self.cache.clear()
             self.views.submit(generation, changes, public, sequence)
 

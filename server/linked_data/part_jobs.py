@@ -128,6 +128,10 @@ class _ViewSource:
     def base(self) -> str:
         return self._base
 
+    def remember_graph(self, graph: NamedNode, key: str, make: Callable[[], T]) -> T:
+        # a view never changes: what one graph gives stays right while the view does
+        return self.remember(f"{key} {graph.value}", make)
+
     def remember(self, key: str, make: Callable[[], T]) -> T:
         if key in self._memo:
             self._memo.move_to_end(key)

@@ -178,6 +178,9 @@ class _Source:
             self._memo[key] = make()
         return self._memo[key]
 
+    def remember_graph(self, graph: NamedNode, key: str, make: Any) -> Any:
+        return self.remember(f"{key} {graph.value}", make)
+
 
 def test_a_graph_page_reads_its_own_quads_only(
     store_with: Any, monkeypatch: pytest.MonkeyPatch
@@ -234,3 +237,31 @@ def test_a_refusal_is_remembered_and_points_to_the_graph(
     problem = answers[-1].get_json()
     assert f"/graph/experiment/{eid}" in problem["detail"]
     assert problem["graph"] == f"/graph/experiment/{eid}"
+
+
+def test_a_graph_layout_outlives_writes_to_other_graphs(fresh_world: PagesWorld) -> None:
+    # A layout costs a pass over the graph (38 s at 2.6 M quads on a busy host): it is kept
+    # until a write touches that graph, not only for a store generation.
+    from pyoxigraph import Literal as Lit
+
+    svc = fresh_world.services
+    eid = fresh_world.published.id
+    graph = graphs.experiment_graph(PAGES_BASE, eid)
+    made: list[int] = []
+
+    def layout() -> int:
+        made.append(1)
+        return len(made)
+
+    assert svc.remember_graph(graph, "probe", layout) == 1
+    other = NamedNode(f"{PAGES_BASE}/graph/kb/other")
+    svc.store.add(
+        [Quad(NamedNode("http://e.test/s"), NamedNode("http://e.test/p"), Lit("o"), other)]
+    )
+    svc.notify_write()
+    assert svc.remember_graph(graph, "probe", layout) == 1  # another graph changed: kept
+    svc.store.add(
+        [Quad(NamedNode("http://e.test/s"), NamedNode("http://e.test/p"), Lit("o"), graph)]
+    )
+    svc.notify_write()
+    assert svc.remember_graph(graph, "probe", layout) == 2  # this one changed: made again
