@@ -157,7 +157,20 @@ def test_engine_differences_of_ck26_between_oxigraph_and_virtuoso(
         status, out, err = _run(capsys, *data, "datasets", "engines",
                                 str(t2s26.questions("ck26")), "--kb", "ck25",
                                 "--versus", endpoint, "--json")  # fmt: skip
+        # the extra measures of a published 2025 system's queries, run on both engines
+        extra = {}
+        for kb in ("ck25", endpoint):
+            status2, out2, err2 = _run(capsys, *data, "evaluate",
+                                       "--dataset", str(t2s_files.questions("ck25")),
+                                       "--answers", str(t2s_files.result("WSE", "ck25", "answers")),
+                                       "--kb", kb, "--profile", "text2sparql-2026", "--json")  # fmt: skip
+            assert status2 == 0, err2
+            extra[kb] = json.loads(out2)["extra_measures"]
     assert status == 0, err
+    for measures in extra.values():
+        assert measures["defined"]["execution_valid"] == 50  # every answer carries a query
+        assert 0 < measures["means"]["row_exact_match"] < measures["means"]["execution_valid"] < 1
+    assert extra["ck25"]["means"]["execution_valid"] == 0.58  # 29 of WSE's 50 queries
     doc = json.loads(out)
     assert doc["questions"] == 100
     by_id = {d["question_id"]: d for d in doc["differences"]}
