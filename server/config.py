@@ -90,6 +90,11 @@ class ServerConfig:
     # Answer anonymous SPARQL queries on the event loop, without a request thread (the SPARQL
     # front); false: every query goes through a thread.
     sparql_front: bool = True
+    # Connection workers of the SPARQL front (0: none): processes that take over anonymous
+    # readers' connections and answer their queries themselves, one process per query instead
+    # of three (docs/server.md, "Process model"). Off by default until the fairness scenario
+    # holds with them (docs/server.md, "Measured again").
+    sparql_connection_workers: int = 0
     # Per-client rates (0: no limit). Holders of the submit or admin token are exempt.
     sparql_requests_per_minute: int = 240
     rag_requests_per_minute: int = 6
@@ -275,6 +280,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "store.remote_timeout_seconds": (0.1, 86400),
     "server.max_result_rows": (1, 10_000_000),
     "server.query_workers": (0, 64),
+    "server.sparql_connection_workers": (0, 64),
     "server.sparql_client_budget_seconds": (0, 1_000_000),
     "server.sparql_queue": (0, 10_000),
     "server.query_memory_mb": (0, 1_048_576),

@@ -36,6 +36,7 @@ from waitress import wasyncore
 from waitress.proxy_headers import MalformedProxyHeader, parse_proxy_headers
 from werkzeug.http import quote_etag
 
+from server.handoff.owners import ConnectionWorkers
 from server.replica.views import ViewNotReadyError
 from server.services import Services
 from server.sparql.endpoint import (
@@ -160,10 +161,23 @@ class SparqlFront:
         self._granted: collections.deque[Ticket[Any]] = collections.deque()
         self._waiting: dict[Ticket[Any], _Query] = {}
         self._running: set[_Query] = set()
+        # Connection workers take connections over once the front answered one of their
+        # queries (server.handoff).
+        count = svc.config.server.sparql_connection_workers
+        self.owners: ConnectionWorkers | None = None
+        if count:
+            self.owners = ConnectionWorkers(
+                svc, self._pool, self._limits, events, count, trusted_proxy
+            )
         # Counters (tests and logs): answered on the loop, handed to the view, had to wait.
         self.answered = 0
         self.handed_over = 0
         self.waited = 0
+
+    def close(self) -> None:
+        """Stop the connection workers (the server is stopping)."""
+        if self.owners is not None:
+            self.owners.close()
 
     # ------------------------------------------------------------------ taking requests
     def take(self, channel: Any, request: Any) -> bool:
@@ -171,6 +185,13 @@ class SparqlFront:
         if not self._loop:
             self._loop = threading.get_ident()
             self._wake = channel.server.pull_trigger
+        handover = getattr(channel, "qabench_handover", None)
+        if handover is not None:  # a connection worker's verdict on this request
+            channel.qabench_handover = None
+            self.handed_over += 1
+            request.qabench_environ = {HANDOVER: handover}
+            channel.server.dispatch(channel)
+            return True
         try:
             query = self._plan(channel, request)
         except Exception:  # a fault of the front: the threads answer as before
@@ -321,6 +342,8 @@ class SparqlFront:
         """Start queries whose worker came, stop those past their deadline; return the
         seconds until the next deadline (loop thread, before each poll)."""
         self._start_granted()
+        if self.owners is not None:
+            self.owners.tick()
         if not self._running and not self._waiting:
             return IDLE_SECONDS
         now = time.monotonic()
@@ -392,6 +415,29 @@ class SparqlFront:
         ]
         self.answered += 1
         query.channel.server.answer(query.channel, query.request, "200 OK", headers, body)
+        if self.owners is not None:
+            self._hand_off(query)
+
+    def _hand_off(self, query: _Query) -> None:
+        """Give the connection of ``query``, just answered, to a connection worker when
+        nothing of it waits here (no request read ahead, every byte of the answer sent)."""
+        channel = query.channel
+        owners = self.owners
+        assert owners is not None
+        if (
+            not channel.connected
+            or channel.requests
+            or channel.request is not None
+            or channel.total_outbufs_len
+            or channel.will_close
+            or channel.close_when_flushed
+            or not isinstance(channel.addr, tuple)
+        ):
+            return
+        state = owners.state(query.job.view)
+        if state is None:
+            return
+        owners.hand(channel, state)
 
 
 def _protocol_request(request: Any) -> ProtocolRequest | None:

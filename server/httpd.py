@@ -206,6 +206,8 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
         # Guards the trigger pipe: once the loop has closed it, waking it is a no-op.
         self._trigger_lock = threading.Lock()
         self._trigger_closed = False
+        # Connections handed to connection workers (server.handoff): open, though not here.
+        self.elsewhere = 0
         parser = type("Parser", (_Parser,), {"limits": limits})
         self.channel_class = type("Channel", (_Channel,), {"parser_class": parser})
         super().__init__(application, **kwargs)
@@ -226,6 +228,34 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
         with self._trigger_lock:
             self._trigger_closed = True
             self.trigger.close()
+
+    def readable(self) -> bool:
+        found: bool = super().readable()
+        # connections held by connection workers count against the server's limit too
+        return found and len(self._map) + self.elsewhere < self.adj.connection_limit
+
+    def adopt(
+        self, sock: Any, peer: str, handover: Any = None, pending: bytes = b"", counted: bool = True
+    ) -> None:
+        """Serve a connection a connection worker gave back (loop thread): its next request,
+        unread, is read here as if it had just arrived; ``handover`` goes with that request to
+        the view (``endpoint.Handover``); ``pending`` is output the worker had not sent yet.
+        ``counted``: the connection is still counted as its client's (it was handed off)."""
+        try:
+            sock.setblocking(False)
+            addr = self.fix_addr(sock.getpeername())
+        except OSError:
+            sock.close()
+            if counted:
+                self.forget(self.client_of((peer, 0)))
+            return
+        if not counted:
+            client = self.client_of(addr)
+            self.open_per_client[client] = self.open_per_client.get(client, 0) + 1
+        channel = self.channel_class(self, sock, addr, self.adj, map=self._map)
+        channel.qabench_handover = handover
+        if pending:
+            channel.write_soon(pending)
 
     def client_of(self, addr: Any) -> str:
         """Return the client key of a peer address."""
@@ -452,6 +482,9 @@ def run(
     except (KeyboardInterrupt, SystemExit):
         log.info("stopping the HTTP server")
     finally:
+        closing = getattr(front, "close", None)
+        if closing is not None:
+            closing()  # the front's connection workers
         servers[0].task_dispatcher.shutdown()
         for server in servers:
             server.close_trigger()

@@ -129,6 +129,9 @@ class Services:
     writes: _Writes = field(default_factory=_Writes, compare=False, hash=False)
     # Distinguishes ETags of two server runs whose generation counters both start at 0.
     instance: str = field(default_factory=lambda: secrets.token_hex(4))
+    # Called with each new generation, before the write that made it is answered (the
+    # connection workers read it, server.handoff).
+    generation_listeners: list[Callable[[int], None]] = field(default_factory=list)
     # Called by close() before the workers and the store are released (running experiments
     # are stopped there). Not part of equality or hashing.
     closers: list[Callable[[], None]] = field(default_factory=list, compare=False, hash=False)
@@ -188,6 +191,8 @@ class Services:
                 self.experiments.apply(changes)
             self.writes.generation += 1
             generation = self.writes.generation
+            for listener in self.generation_listeners:
+                listener(generation)
             public = self.index.public_names()
             known = changes if journal is not None else [Change(everything=True)]
             self.writes.public_changed(known, before, public)

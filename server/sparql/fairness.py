@@ -190,6 +190,13 @@ class FairQueue(Generic[W]):
         while len(self._used) > MAX_CLIENTS:
             self._used.popitem(last=False)
 
+    def charge(self, client: str, seconds: float) -> None:
+        """Count ``seconds`` of worker time that ``client`` used elsewhere (a connection
+        worker, ``server.handoff``)."""
+        with self._lock:
+            now = self._clock()
+            self._charge(client, seconds, now)
+
     # ------------------------------------------------------------------ workers
     def add(self, worker: W) -> None:
         """Register a new worker (idle)."""

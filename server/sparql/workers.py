@@ -358,6 +358,11 @@ class QueryPool:
         self._ready = threading.Event()
 
     @property
+    def preload(self) -> str:
+        """Return the allocator library the workers are started with (``""``: none)."""
+        return self._preload or ""
+
+    @property
     def started(self) -> bool:
         """Return whether workers have been started."""
         return self._started

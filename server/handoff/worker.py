@@ -1,0 +1,482 @@
+"""A connection worker: answers the SPARQL queries of the connections handed to it, in-process.
+
+A query through today's query workers crosses three processes (the serving process reads it,
+a worker evaluates it, the serving process writes the answer); on the two cores of this machine
+kind the crossings cost several times the engine's own work (docs/server.md, "Measured
+again"). A connection worker is forked like a query worker (jemalloc, no network, capped
+address space: ``server.sparql.isolation``) and is handed whole connections by the SPARQL front:
+the first query already planned by the front, then every request that follows, which it reads
+itself. It only peeks at a request (``MSG_PEEK``) until it has answered it, so whatever it does
+not answer goes back to the serving process unread and waitress serves it as before: requests
+that are not simple HTTP (``server.handoff.wire``), that are not anonymous SPARQL queries of the
+public view, that the endpoint's checks refuse, whose evaluation failed, that arrive after a
+write it has not seen (a shared generation counter), or of a client the serving process's
+admission sends back (heavy, over its rate, its budget or its slots).
+
+A second thread watches the query being evaluated (Oxigraph releases the interpreter lock):
+past ``SLOW_SECONDS`` it gives the serving process a duplicate of that connection's socket
+(so a worker that dies out of memory is still answered 503) and gives back every other
+connection (none waits behind a slow query); at the time limit it gives the query's own
+connection back, unread, with the verdict ``timeout``, and the worker ends. Messages to the
+serving process are JSON (it never unpickles what a worker sends), sockets travel with
+``SCM_RIGHTS``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import mmap
+import os
+import pickle
+import selectors
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing import reduction
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from server.config import ServerConfig
+from server.handoff import wire
+from server.services import Visibility
+from server.sparql import isolation
+from server.sparql.endpoint import prepare
+from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
+from server.sparql.protocol import FORM, QUERY_BODY, ProtocolRequest, media_type, parse_fields
+from server.sparql.protocol import read_query as read_protocol_query
+from server.web.limits import client_key
+from server.web.problems import Problem
+from store.errors import QuerySyntaxError, StoreError
+from store.triplestore import TripleStore
+
+# A query that used this much CPU (or ran for SLOW_WALL_SECONDS, say waiting for the disk)
+# gives the worker's other connections back. CPU time, not the clock: on a loaded machine a
+# worker waits for a core for tens of milliseconds now and then, and its query is not slow.
+SLOW_SECONDS = 0.03
+SLOW_WALL_SECONDS = 0.25
+# Bytes peeked at once, and how many of a request that has not all arrived a worker waits
+# with (a request larger than the socket's buffer never arrives whole: waitress reads it).
+PEEK_BYTES = 64 * 1024
+PEEK_WAIT_BYTES = 16 * 1024
+# Decay of a client's worker time here (as the fair queue's, ``server.sparql.fairness``).
+HALF_LIFE_SECONDS = 60.0
+GENERATION = struct.Struct("<q")
+# Other clients seen this recently keep a heavy client's queries off this worker.
+QUIET_SECONDS = 10.0
+
+
+@dataclass
+class State:
+    """What the serving process decided for anonymous readers at one store generation."""
+
+    base: str
+    settings: ServerConfig
+    vis: Visibility
+    instance: str
+    generation: int
+    modified: float
+    view: str
+    rate_limited: bool
+    # None: every client is admitted by the serving process per query; else the worker time
+    # from which a client is heavy (its queries then go to the serving process's fair queue).
+    heavy: float | None
+    proxy: tuple[str, int, frozenset[str]] | None
+
+    def etag(self, *parts: str, public: bool = False) -> str:
+        """The entity tag ``Services.etag`` gives at this generation."""
+        import hashlib
+
+        digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
+        return f"{self.instance}-{self.generation}-{digest}"
+
+    @property
+    def config(self) -> Any:
+        return self
+
+    @property
+    def server(self) -> ServerConfig:
+        return self.settings
+
+
+@dataclass(eq=False)
+class _Owned:
+    sock: socket.socket
+    peer: str
+    out: bytes = b""
+    close_after: bool = False
+    last: float = field(default_factory=time.monotonic)
+    head_started: float | None = None
+
+
+class _Worker:
+    def __init__(self, conn: Connection, counter: mmap.mmap) -> None:
+        self.conn = conn
+        self.counter = counter
+        self.events = selectors.DefaultSelector()
+        self.events.register(conn.fileno(), selectors.EVENT_READ, None)
+        self.owned: dict[int, _Owned] = {}
+        self.stores: dict[str, TripleStore] = {}
+        self.state: State | None = None
+        self.sending = threading.Lock()
+        self.usage: dict[str, tuple[float, float]] = {}
+        self.seen: dict[str, float] = {}
+        self.admitted: dict[int, bool | None] = {}
+        self.running: _Owned | None = None
+        self.started = 0.0
+        self.held = False
+        self.watch_lock = threading.Lock()
+        self.wake = threading.Event()
+        self.next_id = 0
+
+    # ------------------------------------------------------------------ to the serving process
+    def _send(
+        self, record: dict[str, Any], sock: socket.socket | None = None, data: bytes = b""
+    ) -> None:
+        with self.sending:
+            self.conn.send_bytes(json.dumps(record).encode() + b"\n" + data)
+            if sock is not None:
+                reduction.send_handle(self.conn, sock.fileno(), os.getppid())
+
+    def give_back(self, owned: _Owned, verdict: str = "") -> None:
+        """Give ``owned`` back to the serving process (its next request unread)."""
+        with self.sending:
+            if owned.sock.fileno() < 0 or self.owned.get(id(owned)) is not owned:
+                return
+            self.owned.pop(id(owned), None)
+        with contextlib.suppress(KeyError, ValueError):
+            self.events.unregister(owned.sock)
+        self._send({"kind": "back", "verdict": verdict, "peer": owned.peer}, owned.sock, owned.out)
+        owned.sock.close()
+
+    def close(self, owned: _Owned) -> None:
+        with self.sending:
+            if self.owned.pop(id(owned), None) is None:
+                return
+        with contextlib.suppress(KeyError, ValueError):
+            self.events.unregister(owned.sock)
+        owned.sock.close()
+        self._send({"kind": "closed", "peer": owned.peer})
+
+    # ------------------------------------------------------------------ the watch
+    def watch(self, limit: float, evaluator: int) -> None:
+        """Runs in the second thread (see the module docstring); ``evaluator`` is the id of
+        the thread that evaluates."""
+        clock = time.pthread_getcpuclockid(evaluator)
+        while True:
+            self.wake.wait()
+            self.wake.clear()
+            with self.watch_lock:
+                owned, started = self.running, self.started
+            cpu = time.clock_gettime(clock)
+            gave = False
+            while owned is not None:
+                time.sleep(0.005)
+                with self.watch_lock:
+                    if self.running is not owned or self.started != started:
+                        break
+                    elapsed = time.monotonic() - started
+                    slow = time.clock_gettime(clock) - cpu >= SLOW_SECONDS
+                    if not gave and (slow or elapsed >= SLOW_WALL_SECONDS):
+                        gave = True
+                        self.held = True
+                        self._send({"kind": "hold", "peer": owned.peer}, owned.sock)
+                        for other in list(self.owned.values()):
+                            if other is not owned:
+                                self.give_back(other)
+                    if elapsed >= limit:
+                        self.give_back(owned, "timeout")
+                        os._exit(0)
+
+    def evaluate(self, owned: _Owned, job: QueryJob, client: str, admitted: bool) -> QueryOutcome:
+        with self.watch_lock:
+            self.running, self.started, self.held = owned, time.monotonic(), False
+        self.wake.set()
+        try:
+            return evaluate_job(self._store(job.view), job)
+        finally:
+            with self.watch_lock:
+                self.running = None
+                seconds = time.monotonic() - self.started
+                held = self.held
+            self._charge(client, seconds, held, admitted)
+
+    def _charge(self, client: str, seconds: float, held: bool, admitted: bool) -> None:
+        now = time.monotonic()
+        value, at = self.usage.pop(client, (0.0, now))
+        self.usage[client] = (value * 0.5 ** ((now - at) / HALF_LIFE_SECONDS) + seconds, now)
+        while len(self.usage) > 10_000:
+            self.usage.pop(next(iter(self.usage)))
+        while len(self.seen) > 10_000:
+            self.seen.pop(next(iter(self.seen)))
+        if admitted or held or seconds >= 0.01:
+            record = {"kind": "done", "client": client, "seconds": seconds}
+            self._send(record | {"admitted": admitted, "held": held})
+
+    def _heavy(self, client: str) -> bool:
+        """Return whether ``client`` used half a time limit of this worker lately while
+        other clients are about (as the fair queue keeps the last worker from such a client:
+        its queries then go to the serving process's fair queue)."""
+        assert self.state is not None
+        if self.state.heavy is None:
+            return False
+        now = time.monotonic()
+        value, at = self.usage.get(client, (0.0, now))
+        if value * 0.5 ** ((now - at) / HALF_LIFE_SECONDS) < self.state.heavy:
+            return False
+        return any(c != client and now - t < QUIET_SECONDS for c, t in self.seen.items())
+
+    def _store(self, view: str) -> TripleStore:
+        found = self.stores.get(view)
+        if found is None:
+            found = self.stores[view] = TripleStore.open_read_only(Path(view))
+            while len(self.stores) > 3:
+                old = next(iter(self.stores))
+                self.stores.pop(old).close()
+        return found
+
+    # ------------------------------------------------------------------ connections
+    def take(self, message: tuple[Any, ...]) -> None:
+        """Take a connection handed over after the front answered a request on it."""
+        _kind, peer, state = message
+        self.state = state
+        sock = socket.socket(fileno=reduction.recv_handle(self.conn))
+        sock.setblocking(False)
+        owned = _Owned(sock, peer)
+        with self.sending:
+            self.owned[id(owned)] = owned
+        self.events.register(sock, selectors.EVENT_READ, owned)
+        self.serve(owned)
+
+    def _answer(self, outcome: QueryOutcome, etag: str, gzip: bool) -> bytes:
+        state = self.state
+        assert state is not None
+        return wire.answer(outcome, etag, state.modified, state.settings, state.rate_limited, gzip)
+
+    def _write(self, owned: _Owned, data: bytes) -> None:
+        owned.last = time.monotonic()
+        if owned.out:
+            owned.out += data
+            return
+        try:
+            sent = owned.sock.send(data)
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            self.close(owned)
+            return
+        if sent < len(data):
+            owned.out = data[sent:]
+            self.events.modify(owned.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, owned)
+
+    def flush(self, owned: _Owned) -> None:
+        data, owned.out = owned.out, b""
+        self.events.modify(owned.sock, selectors.EVENT_READ, owned)
+        self._write(owned, data)
+        if not owned.out and owned.close_after:
+            self.close(owned)
+
+    def serve(self, owned: _Owned) -> None:
+        """Answer the complete requests waiting on ``owned`` (peeking until answered)."""
+        while self.owned.get(id(owned)) is owned and not owned.out:
+            try:
+                peeked = owned.sock.recv(PEEK_BYTES, socket.MSG_PEEK)
+            except BlockingIOError:
+                return
+            except OSError:
+                self.close(owned)
+                return
+            if not peeked:
+                self.close(owned)
+                return
+            done = self._one(owned, peeked)
+            if not done:
+                return
+
+    def _one(self, owned: _Owned, peeked: bytes) -> bool:
+        """Answer the first request of ``peeked``; return whether to look for another."""
+        state = self.state
+        assert state is not None
+        settings = state.settings
+        head = wire.head_of(
+            peeked, settings.max_request_header_bytes, settings.max_request_body_bytes
+        )
+        if head == wire.INCOMPLETE and len(peeked) >= PEEK_WAIT_BYTES:
+            # a large request may not fit the socket's buffer whole: waitress reads it in parts
+            self.give_back(owned)
+            return False
+        if head == wire.INCOMPLETE:
+            if owned.head_started is None:
+                owned.head_started = time.monotonic()
+            return False
+        if isinstance(head, str) or GENERATION.unpack_from(self.counter)[0] != state.generation:
+            self.give_back(owned)
+            return False
+        owned.head_started = None
+        planned = self._plan(owned, head)
+        if planned is None:
+            self.give_back(owned)
+            return False
+        job, etag, gzip, client = planned
+        admitted = state.heavy is None
+        if admitted and not self._admit(client):
+            self.give_back(owned)
+            return False
+        outcome = self.evaluate(owned, job, client, admitted)
+        if outcome.failure is not None:
+            self.give_back(owned)  # unread: the view evaluates it again and renders the error
+            return False
+        owned.sock.recv(head.size)  # answered: the request is consumed now
+        owned.close_after = head.closes
+        self._write(owned, self._answer(outcome, etag, gzip))
+        if head.closes and not owned.out and self.owned.get(id(owned)) is owned:
+            self.close(owned)
+            return False
+        return True
+
+    def _plan(self, owned: _Owned, head: wire.Head) -> tuple[QueryJob, str, bool, str] | None:
+        """Return the job of ``head`` as the SPARQL front would plan it, or None (give back)."""
+        state = self.state
+        assert state is not None
+        path, _, query_string = head.target.partition("?")
+        if path != "/sparql":
+            return None
+        client = self._client(owned, head)
+        if client is None or (state.heavy is not None and self._heavy(client)):
+            return None
+        self.seen[client] = time.monotonic()
+        try:
+            mimetype, params = media_type(head.fields.get(b"content-type", b"").decode("latin-1"))
+            args = parse_fields(query_string.encode("latin-1"))
+            if "token" in args:
+                return None
+            accept = head.fields.get(b"accept")
+            req = ProtocolRequest(
+                head.method,
+                args,
+                parse_fields(head.body) if mimetype == FORM and head.method == "POST" else None,
+                mimetype,
+                params,
+                head.body if mimetype == QUERY_BODY else b"",
+                accept.decode("latin-1") if accept is not None else None,
+            )
+            found = read_protocol_query(req)
+            if found.text is None:
+                return None
+            prepared = prepare(state, req, found, state.vis)  # type: ignore[arg-type]
+        except (Problem, QuerySyntaxError, ValueError, UnicodeError):
+            return None
+        if prepared.html or prepared.private:
+            return None
+        media = prepared.choice.rep.media_type
+        graph = prepared.graph
+        job = QueryJob(
+            prepared.query,
+            f"{state.base}/sparql",
+            state.view,
+            prepared.default,
+            prepared.named,
+            None if graph else media,
+            media if graph else None,
+            state.settings.max_result_rows,
+            f"{state.base}/sparql#truncation",
+            state.settings.max_result_bytes,
+            prepared.facts.form,
+        )
+        gzip = caching_gzip(head.fields.get(b"accept-encoding"))
+        return job, prepared.etag, gzip, client
+
+    def _client(self, owned: _Owned, head: wire.Head) -> str | None:
+        state = self.state
+        assert state is not None
+        peer = owned.peer
+        proxy = state.proxy
+        if proxy is not None and proxy[0] in ("*", peer):
+            from waitress.proxy_headers import MalformedProxyHeader, parse_proxy_headers
+
+            environ = {"REMOTE_ADDR": peer}
+            for name, value in head.fields.items():
+                key = "HTTP_" + name.decode("latin-1").upper().replace("-", "_")
+                environ[key] = value.decode("latin-1")
+            try:
+                parse_proxy_headers(environ, proxy[1], set(proxy[2]))
+            except MalformedProxyHeader:
+                return None
+            peer = environ["REMOTE_ADDR"]
+        return client_key(peer)
+
+    def _admit(self, client: str) -> bool:
+        """Ask the serving process to admit a query of ``client`` (its rate, slots, budget)."""
+        self.next_id += 1
+        ask = self.next_id
+        self._send({"kind": "admit", "id": ask, "client": client})
+        while True:
+            message = pickle.loads(self.conn.recv_bytes())  # noqa: S301 (the serving process)
+            if message[0] == "admitted" and message[1] == ask:
+                return bool(message[2])
+            self._control(message)
+
+    def _control(self, message: tuple[Any, ...]) -> None:
+        if message[0] == "stop":
+            os._exit(0)
+        if message[0] == "conn":
+            self.take(message)
+
+    def expire(self) -> None:
+        """Close connections idle or slow past the server's timeouts."""
+        state = self.state
+        if state is None:
+            return
+        now = time.monotonic()
+        settings = state.settings
+        for owned in list(self.owned.values()):
+            if owned.head_started is not None:
+                if now - owned.head_started > settings.header_timeout_seconds:
+                    self.close(owned)
+            elif not owned.out and now - owned.last > settings.idle_timeout_seconds:
+                self.close(owned)
+
+    def run(self) -> None:
+        while True:
+            for key, mask in self.events.select(1.0):
+                owned = key.data
+                if owned is None:
+                    try:
+                        message = pickle.loads(self.conn.recv_bytes())  # noqa: S301
+                    except (EOFError, OSError):
+                        os._exit(0)
+                    self._control(message)
+                    continue
+                if mask & selectors.EVENT_WRITE and owned.out:
+                    self.flush(owned)
+                    if owned.out:
+                        continue
+                owned.last = time.monotonic()
+                self.serve(owned)
+            self.expire()
+
+
+def caching_gzip(header: bytes | None) -> bool:
+    """Return whether an ``Accept-Encoding`` field accepts gzip (as the front decides)."""
+    from server.web import caching
+
+    return caching.gzip_accepted(header.decode("latin-1") if header is not None else None)
+
+
+def worker_main(conn: Connection, memory_bytes: int, limit: float) -> None:
+    """Serve handed connections from ``conn`` (runs in the connection worker process)."""
+    cut_off = isolation.cut_off_network()
+    isolation.limit_memory(memory_bytes)
+    counter_fd = reduction.recv_handle(conn)
+    counter = mmap.mmap(counter_fd, GENERATION.size, prot=mmap.PROT_READ)
+    worker = _Worker(conn, counter)
+    evaluator = threading.get_ident()
+    threading.Thread(
+        target=worker.watch, args=(limit, evaluator), name="watch", daemon=True
+    ).start()
+    conn.send_bytes(json.dumps({"kind": "ready", "isolation": cut_off}).encode() + b"\n")
+    with contextlib.suppress(StoreError):
+        worker.run()
