@@ -323,6 +323,9 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per round")
     parser.add_argument("--threads", type=int, default=8, help="qabench's server.threads")
     parser.add_argument("--workers", type=int, default=0, help="query workers (0: per core)")
+    parser.add_argument(
+        "--connection-workers", type=int, default=2, help="server.sparql_connection_workers"
+    )
     parser.add_argument("--classes", nargs="*", default=[qc.key for qc in CLASSES])
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 4, 16])
     parser.add_argument("--no-profile", dest="profile", action="store_false")
@@ -356,6 +359,8 @@ def _throughput(work: Path, sizes: bench_data.Sizes, args: argparse.Namespace) -
         "queries_per_client": 64,
         "sparql_client_budget_seconds": 0,
         "sparql_queue": 16,
+        # Connection workers (server/handoff; off by default): measured with them on.
+        "sparql_connection_workers": args.connection_workers,
     }
     print("what this runs on:")
     for line in machine.describe():
@@ -396,6 +401,7 @@ def _qabench_meter(pid: int) -> machine.CpuMeter:
     return machine.CpuMeter(
         {
             "serving": [pid],
+            # query workers and connection workers (children of the same fork server)
             "workers": [p.pid for p in procs if p.role == "query worker"],
         }
     )

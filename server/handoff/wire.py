@@ -112,7 +112,7 @@ _DATES: dict[int, str] = {}
 def _date(second: int) -> str:
     found = _DATES.get(second)
     if found is None:
-        if len(_DATES) > 4:
+        if len(_DATES) > 16:
             _DATES.clear()
         found = _DATES[second] = caching.http_time(second)
     return found
@@ -153,7 +153,7 @@ def answer(
             vary.append("Cookie")
         headers += [
             ("Vary", ", ".join(vary)),
-            ("Last-Modified", caching.http_time(modified)),
+            ("Cache-Control", caching.PUBLIC_CACHE),
             *GRANT,
             *SECURITY_HEADERS.items(),
             ("Server", "qabench"),
@@ -162,9 +162,12 @@ def answer(
         if len(_FIXED) > 256:
             _FIXED.clear()
         _FIXED[key] = fixed
+    now = time.time()
+    # as caching.dated: the change is never later than the answer
+    changed = _date(int(modified)) if modified <= now else caching.http_time(now)
     varying = (
         f"HTTP/1.1 200 OK\r\nX-Result-Rows: {outcome.rows}\r\nETag: {quote_etag(etag)}\r\n"
         f"X-Request-Id: {new_request_id()}\r\nContent-Length: {len(body)}\r\n"
-        f"Date: {_date(int(time.time()))}\r\n"
+        f"Date: {_date(int(now))}\r\nLast-Modified: {changed}\r\n"
     )
     return varying.encode("latin-1") + fixed + b"\r\n" + body

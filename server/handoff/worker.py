@@ -78,6 +78,8 @@ class State:
     vis: Visibility
     instance: str
     generation: int
+    public_generation: int
+    # when public content last changed (Last-Modified of anonymous results)
     modified: float
     view: str
     rate_limited: bool
@@ -91,7 +93,8 @@ class State:
         import hashlib
 
         digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
-        return f"{self.instance}-{self.generation}-{digest}"
+        generation = f"p{self.public_generation}" if public else str(self.generation)
+        return f"{self.instance}-{generation}-{digest}"
 
     @property
     def config(self) -> Any:
