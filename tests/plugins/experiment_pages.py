@@ -55,7 +55,14 @@ def pages_config(tmp: Path) -> Config:
                 "max_upload_bytes": MAX_UPLOAD,
             },
             "store": {"data_dir": str(tmp / "data")},
-            "evaluation": {"request_timeout_seconds": 2.0, "retries": 0, "bootstrap_samples": 100},
+            # no retries, as for web services: a TEXT2SPARQL system's failed questions are not
+            # asked again 5 times 15 s apart (the 2026 protocol's defaults)
+            "evaluation": {
+                "request_timeout_seconds": 2.0,
+                "retries": 0,
+                "text2sparql_retries": 0,
+                "bootstrap_samples": 100,
+            },
         },
         source=REPO / "config.toml",
     )
