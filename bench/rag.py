@@ -30,7 +30,11 @@ Reported per system: documents MAP, snippet mean F1, yes/no macro F1, factoid MR
 ideal ROUGE-2 F1 (official BioASQ semantics, ``evaluate_bioasq``), citation support (share of
 cited sentences backed by their cited abstract) and end-to-end latency p50/p95.
 
-Run:  .venv/bin/python bench/rag.py [--data ../shared/data] [--parts b,claims,a]
+Knowing when not to answer and the later BioASQ years (``--parts heldb,abstain --held-out
+DIR``): see ``bench/rag_trust.py``.
+
+Run:  .venv/bin/python bench/rag.py [--data ../shared/data] [--parts b,claims,a,heldb,abstain]
+          [--held-out DIR]
           [--questions N] [--distractors 0,10]
           [--configs bm25s,qabench,+feedback,-fusion,-doc-prior,+snippet-dense] [--embed-all]
           [--work DIR] [--json]
@@ -147,6 +151,9 @@ class Bm25sRetriever:
     def search(self, query: str, k: int = 50, *, question: str | None = None) -> SearchResult:
         return search_with_fallback(self._run, query, k, question=question)
 
+    def label(self) -> None:
+        return None  # a bench corpus in memory, not a named index
+
 
 def build(
     work: Path,
@@ -251,13 +258,15 @@ def numbered(question: dict[str, Any]) -> dict[str, Any]:
     return question
 
 
-def quality_module() -> Any:
-    """Load ``bench/rag_quality.py`` by its path (this directory is kept off ``sys.path``)."""
-    path = Path(__file__).resolve().parent / "rag_quality.py"
-    spec = importlib.util.spec_from_file_location("rag_quality", path)
+def quality_module(name: str = "rag_quality") -> Any:
+    """Load ``bench/<name>.py`` by its path (this directory is kept off ``sys.path``)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["rag_quality"] = module  # dataclasses look their module up there
+    sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -302,15 +311,32 @@ def main() -> None:
     parser.add_argument(
         "--embed-all", action="store_true", help="embed every document, not the candidates only"
     )
+    parser.add_argument(
+        "--held-out",
+        type=Path,
+        help="folder of the BioASQ 7b-11b golden files (Task{7..11}BGoldenEnriched/), for "
+        "the parts heldb (phase B on later years) and abstain (answering and abstaining)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     parts = args.parts.split(",")
     report: dict[str, Any] = {"answers": answers_report(args.data, parts)}
     if "a" in parts:
         report |= retrieval_report(args)
+    if {"heldb", "abstain"} & set(parts):
+        if args.held_out is None:
+            raise SystemExit("the parts heldb and abstain need --held-out DIR")
+        quality, trust = quality_module(), quality_module("rag_trust")
+        report["trust"] = {}
+        if "heldb" in parts:
+            report["trust"] |= trust.held_out_phase_b(quality, args.held_out)
+        if "abstain" in parts:
+            report["trust"] |= trust.abstention(quality, args.data, args.held_out, args.work)
     if args.json:
         print(json.dumps(report, indent=2))
         return
+    if "trust" in report:
+        quality_module("rag_trust").print_trust(report["trust"])
     print_answers(report["answers"])
     if "runs" in report:
         print_table(report)

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from rag.answering.answers import Answers
-from rag.answering.exact import QUESTION_TYPES, question_type
+from rag.answering.citations import CitedAnswer
+from rag.answering.evidence import judge, on_topic
+from rag.answering.exact import QUESTION_TYPES, ExactAnswer, question_type
 from rag.answering.extraction import StageOutput
 from rag.answering.snippets import SimilarityScorer, Snippet, bm25_scores
 from rag.answering.support import support_scores
@@ -31,7 +33,7 @@ from rag.errors import QueryTooBroadError, QuestionError
 from rag.models.generators import Generator
 from rag.retrieval.expansion import Expansion, broaden_query
 from rag.retrieval.feedback import feedback_expansion
-from rag.retrieval.index import make_tokenizer
+from rag.retrieval.index import IndexLabel, make_tokenizer
 from rag.retrieval.retrievers import Retriever, SearchResult, question_query
 from rag.retrieval.vectors import Hybrid
 from rag.run import Progress, ProgressEvent, RagRun, RagSettings, RetrievedDocument
@@ -60,6 +62,9 @@ class _Run:
     started: datetime
     clock: StageClock
     warnings: list[str] = field(default_factory=list)
+    # why the evidence does not answer the question (empty: it does)
+    abstention: str = ""
+    index: IndexLabel | None = None
 
 
 class RagSystem:
@@ -127,6 +132,7 @@ class RagSystem:
                 searched, query_edited = given
             result, searched = self._retrieved(run, retriever, searched, own=given is not None)
             tokenize = retriever.tokenize
+            run.index = retriever.label()
             found = run.clock.run(
                 "extract",
                 lambda: self.stages.extract(run.question, result.documents, tokenize),
@@ -288,17 +294,28 @@ class RagSystem:
         *,
         dense: bool = True,
         writing: bool = True,
+        judged: bool = True,
     ) -> Answers:
         """The answer stage: the answers from ``evidence``, each cited sentence checked against
         the text of the articles it cites (with the dense scorer when ``dense``; each part's
-        text sent to the run's progress while it is written when ``writing``)."""
+        text sent to the run's progress while it is written when ``writing``). Unless the
+        evidence was given (``judged`` false), a run whose evidence does not address the question
+        abstains (``rag.answering.evidence.judge``) and composes no answer."""
 
         def written(part: str, partial: str) -> None:
             run.clock.emit(ProgressEvent("answer", "writing", part=part, text=partial))
 
         def answer() -> Answers:
+            if judged and evidence:
+                verdict = judge(run.question, run.kind, _judged_documents(evidence, articles))
+                if not verdict.answered:
+                    run.abstention = verdict.reason
+                    return Answers("", CitedAnswer(), ExactAnswer(run.kind))
             made = self.stages.answer(
-                run.question, run.kind, evidence, written if writing else None
+                run.question,
+                run.kind,
+                _focused(run.question, run.kind, evidence) if judged else evidence,
+                written if writing else None,
             )
             checked = support_scores(
                 made.cited,
@@ -353,6 +370,9 @@ class RagSystem:
             warnings=tuple(dict.fromkeys(run.warnings)),
             started=run.started,
             finished=self._now(),
+            answered=not run.abstention,
+            index=run.index,
+            abstention=_abstention(run.abstention, searched, result, ranked.snippets),
         )
 
     def answer_given(
@@ -385,7 +405,12 @@ class RagSystem:
         kept = set(map(id, ranked.snippets))
         rest = sorted((s for s in scored if id(s) not in kept), key=lambda s: -s.score)
         evidence = (*ranked.snippets, *rest)
-        answers = self._answered(run, evidence, articles, tok, dense=False, writing=False)
+        # the snippets were given as the evidence for this question (BioASQ phase B): the run
+        # does not judge whether they address it (an answer is asked for), but checks every
+        # cited sentence against them as always
+        answers = self._answered(
+            run, evidence, articles, tok, dense=False, writing=False, judged=False
+        )
         documents = tuple(
             RetrievedDocument(rank, pmid, 0.0) for rank, pmid in enumerate(articles, start=1)
         )
@@ -406,6 +431,54 @@ def _retrieval_warnings(result: SearchResult) -> list[str]:
             f"{result.query_run!r:.200} ran instead"
         ]
     return []
+
+
+def _judged_documents(
+    evidence: Sequence[Snippet], articles: dict[str, Article]
+) -> list[tuple[str, str]]:
+    """The documents the answer would rest on: the whole article of every evidence snippet
+    (its title and abstract), else the snippet's text."""
+    texts: dict[str, list[str]] = {}
+    for sn in evidence:
+        article = articles.get(sn.pmid)
+        if article is not None:
+            texts.setdefault(sn.pmid, [article.title, article.abstract])
+        else:
+            texts.setdefault(sn.pmid, []).append(sn.text)
+    return [(pmid, "\n".join(t for t in parts if t)) for pmid, parts in texts.items()]
+
+
+def _focused(question: str, kind: str, evidence: Sequence[Snippet]) -> Sequence[Snippet]:
+    """For factoid and list questions over retrieved snippets, those that mention every anchor
+    of the question (an answer is named where its subject is), when there are any; given
+    snippets (phase B) are all about the question and are not narrowed."""
+    if kind not in ("factoid", "list"):
+        return evidence
+    keep = on_topic(question, [sn.text for sn in evidence])
+    chosen = [sn for sn, ok in zip(evidence, keep, strict=True) if ok]
+    return chosen or evidence
+
+
+def _abstention(
+    reason: str, searched: str, result: SearchResult | None, shown: Sequence[Snippet]
+) -> str:
+    """Say in plain words that the run does not answer, why, and what it searched and found."""
+    if not reason:
+        return ""
+    read = len({sn.pmid for sn in shown})
+    if result is None:
+        found = f"The {read} given document(s) were read."
+    else:
+        best = next((d.article.title for d in result.documents if d.article.title), "")
+        titled = f" (the best titled {best!r:.160})" if best else ""
+        found = (
+            f"Searched the index for {searched!r:.200}: {len(result.documents)} document(s) "
+            f"found{titled}; the {read} best-matching were read."
+        )
+    return (
+        f"No answer: the evidence found does not address the question ({reason}). {found} "
+        "The index may not hold what the question asks about."
+    )
 
 
 def _scored(question: str, given: Sequence[Snippet], tok: Tokenize) -> tuple[Snippet, ...]:

@@ -9,6 +9,8 @@ permalink page renders from the store). Owned nodes live below the run IRI::
           qab:citedAnswer ; qab:exactAnswer ; qab:generator ; qab:model ; qab:settings (rdf:JSON) ;
           qab:warning ; prov:startedAtTime ; prov:endedAtTime ; dcterms:hasPart <run>/stage/{name} .
     <run>/document/{rank}  a qab:RetrievedDocument ; qab:rank ; qab:pmid ; qab:score ; dcterms:title
+    <run>                  qab:answered ; qab:abstentionReason (when it did not answer) ;
+                           qab:indexName ; qab:indexDocuments ; qab:demoIndex
     <run>/snippet/{n}      a qab:Snippet ; qab:rank ; qab:pmid ; qab:snippetText ; section offsets
     <run>/sentence/{n}     a qab:AnswerSentence ; qab:position ; qab:text ; qab:cites ;
                            qab:flagged ; qab:supportScore ; qab:supported ;
@@ -35,6 +37,7 @@ from rag.answering.citations import AnswerSentence, CitedAnswer
 from rag.answering.exact import ExactAnswer
 from rag.answering.snippets import Snippet, document_url
 from rag.models.generators import GeneratorInfo
+from rag.retrieval.index import IndexLabel
 from rag.run import RagRun, RetrievedDocument, StageTiming
 from store.graphs import rag_graph
 from vocab import iris
@@ -95,6 +98,13 @@ def run_quads(base: str, run: RagRun) -> list[Quad]:
         add(node, predicate, value)
     for warning in run.warnings:
         add(node, QAB.warning, Literal(warning))
+    add(node, QAB.answered, Literal(run.answered))
+    if run.abstention:
+        add(node, QAB.abstentionReason, Literal(run.abstention))
+    if run.index is not None:
+        add(node, QAB.indexName, Literal(run.index.name))
+        add(node, QAB.indexDocuments, Literal(run.index.documents))
+        add(node, QAB.demoIndex, Literal(run.index.demo))
     for doc in run.documents:
         _document(add, node, doc)
     for number, snippet in enumerate(run.snippets, start=1):
@@ -263,6 +273,17 @@ def run_from_quads(iri: NamedNode, quads: Iterable[Quad]) -> RagRun | None:
         warnings=tuple(sorted(_all(index, me, QAB.warning))),
         started=datetime.fromisoformat(_one(index, me, PROV.startedAtTime)),
         finished=datetime.fromisoformat(_one(index, me, PROV.endedAtTime)),
+        answered=_one(index, me, QAB.answered, "true") != "false",
+        abstention=_one(index, me, QAB.abstentionReason),
+        index=(
+            IndexLabel(
+                _one(index, me, QAB.indexName),
+                int(_one(index, me, QAB.indexDocuments, "0")),
+                _one(index, me, QAB.demoIndex) == "true",
+            )
+            if _all(index, me, QAB.indexName)
+            else None
+        ),
     )
 
 

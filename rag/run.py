@@ -14,6 +14,7 @@ from rag.answering.citations import CitedAnswer
 from rag.answering.exact import ExactAnswer
 from rag.answering.snippets import Snippet
 from rag.models.generators import GeneratorInfo
+from rag.retrieval.index import IndexLabel
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,10 @@ class RagRun:
     warnings: tuple[str, ...]
     started: datetime
     finished: datetime
+    # False when the evidence does not address the question; ``abstention`` then says why
+    answered: bool = True
+    abstention: str = ""
+    index: IndexLabel | None = None
 
     @property
     def total_millis(self) -> float:

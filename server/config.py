@@ -255,6 +255,12 @@ class Config:
         return self.rag.index_dir or self.store.data_dir / "index"
 
     @property
+    def demo_index_dir(self) -> Path:
+        """Return the demo literature index's directory (the example abstracts; never mixed
+        with a real index, which lives in ``index_dir``)."""
+        return self.store.data_dir / "demo-index"
+
+    @property
     def cache_dir(self) -> Path:
         """Return the cache directory (downloads, converted models, KB lookups)."""
         return self.store.data_dir / "cache"

@@ -1,14 +1,17 @@
 """The demo loaded by ``qabench serve`` on an empty store (``server.demo = true``).
 
 It loads the example knowledge base and questions written for qabench (``server/examples``),
-builds a literature index from the example abstracts when there is none, and runs and publishes
-one experiment: the example answers file and the ``gold`` system, each under the ``strict`` and
-``gerbil`` profiles, so the pages show real results and the differences between the profiles.
+builds the demo literature index from the example abstracts in its own directory
+(``<data_dir>/demo-index``, named as the demo; a real index never holds them), and runs and
+publishes one experiment: the example answers file and the ``gold`` system, each under the
+``strict`` and ``gerbil`` profiles, so the pages show real results and the differences between
+the profiles.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 from typing import Protocol
 
@@ -19,8 +22,8 @@ from evaluators.knowledge.bases import load_kb
 from evaluators.systems.protocol import SystemKind
 from evaluators.systems.registry import builtin_registry
 from rag.corpus.reader import read_corpus
-from rag.errors import IndexMissingError
-from rag.retrieval.index import open_index
+from rag.errors import IndexMissingError, RagError
+from rag.retrieval.index import MANIFEST, open_index, write_manifest
 from server.config import Config
 from server.runner import run_limits, software_release
 from store.protocol import RdfStore
@@ -54,7 +57,7 @@ def ensure_demo(svc: DemoHost) -> str:
         knowledge_base=DEMO_KB,
         title="qabench example questions",
     )
-    ensure_example_index(config.index_dir)
+    ensure_example_index(config.demo_index_dir, config.index_dir)
     runner = ExperimentRunner(
         store,
         base,
@@ -90,12 +93,42 @@ def ensure_demo(svc: DemoHost) -> str:
     return submission.id
 
 
-def ensure_example_index(index_dir: Path) -> None:
-    """Build the literature index from the example abstracts unless an index exists."""
+DEMO_INDEX_NAME = "demo: 12 example abstracts written for qabench (not real literature)"
+
+
+def example_pmids() -> frozenset[str]:
+    """Return the ids of the example abstracts (the demo index's documents)."""
+    return frozenset(a.pmid for a in read_corpus(EXAMPLES / "example-abstracts.jsonl"))
+
+
+def ensure_example_index(demo_dir: Path, index_dir: Path | None = None) -> None:
+    """Build the demo index from the example abstracts in its own directory, unless it exists.
+
+    The demo is kept apart from the real literature index (``index_dir``); a real index that
+    an earlier release built from the examples (only the example abstracts, no name recorded)
+    is removed, so that the real index's place is free and the demo says it is the demo.
+    """
+    if index_dir is not None:
+        _drop_old_demo(index_dir)
     try:
-        open_index(index_dir).close()
+        open_index(demo_dir).close()
         return
     except IndexMissingError:
         pass
-    with open_index(index_dir, create=True) as index:
+    with open_index(demo_dir, create=True) as index:
         index.add(read_corpus(EXAMPLES / "example-abstracts.jsonl"))
+    write_manifest(demo_dir, DEMO_INDEX_NAME, demo=True)
+
+
+def _drop_old_demo(index_dir: Path) -> None:
+    """Remove an index directory that holds nothing but the example abstracts."""
+    if not index_dir.is_dir() or (index_dir / MANIFEST).exists():
+        return
+    try:
+        with open_index(index_dir) as index:
+            held = {a.pmid for a in index.articles()} if index.info().documents <= 50 else None
+    except (IndexMissingError, RagError):
+        return
+    if held and held <= example_pmids():
+        log.info("removing the old demo index in %s (the demo now has its own)", index_dir)
+        shutil.rmtree(index_dir)

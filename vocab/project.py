@@ -201,6 +201,11 @@ PROPERTIES = [
     "settings",
     "stageMillis",
     "retrievalFallback",
+    "answered",
+    "abstentionReason",
+    "indexName",
+    "indexDocuments",
+    "demoIndex",
     "citation",
     # measures that GERBIL's vocabulary does not have
     "processedCount",

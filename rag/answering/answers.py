@@ -17,9 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rag.answering.citations import MAX_CITATIONS, AnswerSentence, CitedAnswer, check_citations
+from rag.answering.evidence import mentions_any
 from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact
 from rag.answering.ideal import BUDGETS, Sentence, candidate_sentences, select, statement
 from rag.answering.snippets import Snippet
+from rag.answering.support import MIN_WORDS
 from rag.errors import GeneratorError
 from rag.models.generators import ChatMessage, Generator
 from rag.models.prompts import SnippetLine, answer_messages, exact_messages, json_value
@@ -59,9 +61,17 @@ def extractive_short(
     """
     if not sentences:
         return ""
-    first = statement(question, kind, exact.yesno, exact.values() if exact.entities else ())
+    first = _sentence_or_none(
+        statement(question, kind, exact.yesno, exact.values() if exact.entities else ())
+    )
     body = " ".join(s.text for s in sentences)
     return _words(" ".join(p for p in (first, body) if p), SHORT_WORDS)
+
+
+def _sentence_or_none(text: str) -> str:
+    """The stated answer when it is a sentence; names without the question's frame
+    ("acetaminophen.") are no claim a reader can check, and the exact answer lists them."""
+    return text if len(text.split()) >= MIN_WORDS else ""
 
 
 def extractive_cited(
@@ -83,7 +93,7 @@ def extractive_cited(
     names, pmids = _named_in(exact.values() if exact.entities else (), snippets)
     if not exact.entities:
         pmids = tuple(dict.fromkeys(s.pmid for s in sentences))[:MAX_CITATIONS]
-    first = statement(question, kind, exact.yesno, names)
+    first = _sentence_or_none(statement(question, kind, exact.yesno, names))
     if first and pmids:
         cited.append(AnswerSentence(first, pmids))
     words = sum(len(s.text.split()) for s in cited)
@@ -120,13 +130,15 @@ def extractive_answers(question: str, kind: str, snippets: Sequence[Snippet]) ->
     exact = extractive_exact(question, kind, snippets)
     warnings = () if snippets else ("no snippets were found, so there is nothing to answer from",)
     budget = BUDGETS.get(kind, BUDGETS["summary"])
-    chosen = select(question, candidate_sentences(snippets), budget)
-    # the cited answer has room for more than the short one's budget, up to three articles
-    cited_from = (
-        chosen
-        if len(chosen) >= 2
-        else select(question, candidate_sentences(snippets), BUDGETS["summary"])
-    )
+    candidates = candidate_sentences(snippets)
+    chosen = select(question, candidates, budget)
+    # the cited answer has room for more than the short one's budget, up to three articles;
+    # a sentence in it must mention what the question is about (the short answer may carry
+    # one that says it with a pronoun or an abbreviation: it cites nothing)
+    about = [s for s in candidates if mentions_any(question, s.text)]
+    cited_from = [s for s in chosen if s in about]
+    if len(cited_from) < 2:
+        cited_from = select(question, about, BUDGETS["summary"])
     return Answers(
         extractive_short(question, kind, exact, chosen),
         extractive_cited(question, kind, exact, cited_from, snippets),

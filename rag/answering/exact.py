@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.answering.entities import factoid_answer, list_answer
+from rag.answering.evidence import focus_modifiers, keys
 from rag.answering.snippets import Snippet
 from rag.answering.yesno import weigh
 
@@ -108,6 +109,10 @@ def extractive_exact(question: str, kind: str, snippets: Sequence[Snippet]) -> E
         return ExactAnswer(kind)
     texts = [(s.pmid, s.text) for s in snippets]
     names = factoid_answer(question, texts) if kind == "factoid" else list_answer(question, texts)
+    # "What lung damage …": names that carry the focus's modifiers are of the kind asked for
+    wanted = focus_modifiers(question)
+    if wanted:
+        names = sorted(names, key=lambda n: not wanted & keys(n))
     return ExactAnswer(kind, entities=tuple((n,) for n in names))
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from rag.answering.citations import AnswerSentence, CitedAnswer
+from rag.answering.evidence import key, keys, pairs, together, topic
 from rag.answering.snippets import SimilarityScorer
 from rag.answering.yesno import weigh
 from rag.corpus.article import Article
@@ -42,6 +43,8 @@ _MATCH = 0.5
 # ... and when it covers this much, the claim's names must be in it (not swapped for others)
 _NAMES_MATCH = 0.7
 _STATED = ("Yes, ", "No, ")
+# a cited sentence with fewer words is a fragment ("tissue."), never supported
+MIN_WORDS = 3
 
 
 def lexical_support(
@@ -128,10 +131,51 @@ def _scored(
             score = 0.5 * lexical + 0.5 * max(0.0, cosine)
         best = max(best, score)
     texts = [t for d in cited for t in _sentences(d)]
-    problems = tuple(sorted(claim_problems(sentence.text, texts, given=question)))
+    problems = tuple(
+        sorted(
+            (
+                *claim_problems(sentence.text, texts, given=question),
+                *_off_question(sentence.text, [_sentences(d) for d in cited], question),
+            )
+        )
+    )
     if best < threshold:
         problems = (f"it shares too little with the cited text ({best:.2f})", *problems)
     return replace(sentence, support=round(best, 4), supported=not problems, problems=problems)
+
+
+def _off_question(claim: str, cited: Sequence[Sequence[str]], question: str) -> list[str]:
+    """What makes a sentence no answer to ``question`` whatever its citation says.
+
+    * fewer than three words ("tissue.", "HBV."): a fragment claims nothing on its own;
+    * a sentence that mentions none of the question's anchors (what it is about): it does not
+      answer this question, even if the cited text backs it;
+    * a sentence that restates the question's subject ("X is mutated in cystic fibrosis.",
+      "Yes, BRCA1 is a tumour suppressor gene.") needs a cited sentence that mentions every
+      anchor of the question too (with one of the claim's own names, when it adds any): the
+      cited text must state the relation, not only mention its parts apart.
+    """
+    problems: list[str] = []
+    if len(words(claim)) < MIN_WORDS:
+        problems.append(f"a fragment of fewer than {MIN_WORDS} words states no claim")
+    if not question:
+        return problems
+    about = topic(question)
+    if not about.anchors:
+        return problems
+    found = keys(claim)
+    if not any(a.mentioned_by(found) or max(a.keys, key=len) in found for a in about.anchors):
+        problems.append(f"it does not mention {about.named()}, which the question asks about")
+    elif together(about, found):
+        body = next((claim[len(p) :] for p in _STATED if claim.startswith(p)), claim)
+        names = {key(n) for c in read(body) for n in c.entities} & (keys(body) - keys(question))
+        spans = [p for sentences in cited for p in pairs([keys(t) for t in sentences])]
+        if not any(together(about, c) and (not names or names & c) for c in spans):
+            problems.append(
+                f"no cited sentence states it: none mentions {about.named()}"
+                + (" together with what the sentence names" if names else " together")
+            )
+    return problems
 
 
 def claim_problems(claim: str, texts: Sequence[str], *, given: str = "") -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import math
 import mmap
 import multiprocessing
@@ -95,6 +96,39 @@ class IndexInfo:
     # segments with compiled postings, of all segments (a search is fast when they are equal)
     compiled_segments: int = 0
     segments: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLabel:
+    """Which literature index answered: its name, its size, whether it is the demo index."""
+
+    name: str
+    documents: int
+    demo: bool = False
+
+
+# The index's own description (name, demo), written next to Whoosh's files.
+MANIFEST = "qabench-index.json"
+
+
+def write_manifest(directory: Path, name: str, *, demo: bool = False) -> None:
+    """Record an index's name and whether it is the demo index (replacing the file whole)."""
+    scratch = directory / f".{MANIFEST}.partial"
+    scratch.write_text(json.dumps({"name": name, "demo": demo}), "utf-8")
+    scratch.replace(directory / MANIFEST)
+
+
+def read_manifest(directory: Path) -> tuple[str, bool]:
+    """Return an index's recorded name and demo flag (the directory's name, not the demo,
+    when nothing is recorded or the file is unreadable)."""
+    try:
+        value = json.loads((directory / MANIFEST).read_text("utf-8"))
+    except (OSError, ValueError):
+        return directory.name, False
+    if not isinstance(value, dict):
+        return directory.name, False
+    name = value.get("name")
+    return (name if isinstance(name, str) and name else directory.name), value.get("demo") is True
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +217,14 @@ def open_index(directory: Path, *, create: bool = False) -> LiteratureIndex:
         return LiteratureIndex(directory, _storage(directory).create_index(_schema()))
     except (OSError, WhooshIndexError) as exc:
         raise RagError(f"cannot open the index in {directory}: {exc}") from exc
+
+
+def has_index(directory: Path) -> bool:
+    """Return whether ``directory`` holds a literature index (without opening it)."""
+    try:
+        return bool(index.exists_in(str(directory)))
+    except (OSError, WhooshIndexError):
+        return False
 
 
 def _storage(directory: Path | str) -> Any:
@@ -413,6 +455,11 @@ class LiteratureIndex:
             compiled_segments=sum(compiled.has_copy(self.directory, s) for s in segments),
             segments=len(segments),
         )
+
+    def label(self) -> IndexLabel:
+        """Return the index's name, document count and whether it is the demo index."""
+        name, demo = read_manifest(self.directory)
+        return IndexLabel(name, self._ix.doc_count(), demo)
 
     def tokenize(self, text: str) -> list[str]:
         """Return the terms the index makes of ``text`` (title/abstract analyzer)."""

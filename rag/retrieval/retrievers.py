@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from rag.corpus.article import Article
-from rag.retrieval.index import QUERY_FIELDS, STOP_WORD_LIST, Hit, LiteratureIndex
+from rag.retrieval.index import QUERY_FIELDS, STOP_WORD_LIST, Hit, IndexLabel, LiteratureIndex
 from rag.retrieval.query import broadened, check_query, content_words
 
 DEFAULT_K = 50
@@ -72,6 +72,10 @@ class Retriever(Protocol):
 
     def tokenize(self, text: str) -> list[str]:
         """Return the index terms of ``text`` (used to score snippets the same way)."""
+        ...
+
+    def label(self) -> IndexLabel | None:
+        """Return which index this is (name, size, demo), or None when it has no name."""
         ...
 
 
@@ -169,3 +173,7 @@ class WhooshRetriever:
     def tokenize(self, text: str) -> list[str]:
         """Return the index terms of ``text``."""
         return self._index.tokenize(text)
+
+    def label(self) -> IndexLabel:
+        """Return the index's name, document count and whether it is the demo index."""
+        return self._index.label()

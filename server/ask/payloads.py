@@ -137,6 +137,13 @@ def run_json(run: RagRun, run_iri: str | None) -> Json:
             }
             for s in run.snippets
         ],
+        "answered": run.answered,
+        "abstention": run.abstention,
+        "index": (
+            {"name": run.index.name, "documents": run.index.documents, "demo": run.index.demo}
+            if run.index is not None
+            else None
+        ),
         "short_answer": run.short_answer,
         "cited_answer": run.cited_answer.text,
         "cited_sentences": [

@@ -1,7 +1,8 @@
 """``RagService``: the built-in RAG system wired from the configuration, for the CLI and the app.
 
 It turns ``[rag]`` into a ``RagSystem`` per generator (a model loads once, on first use, and is
-then shared), opens the literature index in ``Config.index_dir`` per run, reads the OpenAI API
+then shared), opens the literature index in ``Config.index_dir`` per run (the demo index in
+``Config.demo_index_dir`` while there is no real one and the demo is on), reads the OpenAI API
 key from the environment variable ``rag.openai_api_key_env`` names (the only place that does),
 and writes runs to the rag graph. Nothing here is module-level state: the app keeps one service
 on ``app.extensions["rag"]``; a CLI command builds its own.
@@ -33,7 +34,7 @@ from rag.models.model_files import LocalModelSettings
 from rag.models.openai_http import OpenAIGenerator, OpenAISettings, check_settings
 from rag.pipeline import RagSystem
 from rag.provenance import run_quads
-from rag.retrieval.index import IndexPool
+from rag.retrieval.index import IndexPool, has_index
 from rag.retrieval.retrievers import Retriever, WhooshRetriever
 from rag.retrieval.vectors import DocumentVectors, Hybrid, load_vectors, vectors_dir
 from rag.run import RagRun, RagSettings
@@ -78,8 +79,10 @@ class RagService:
         self._dense_error: str | None = None
         # the index's document vectors, with the chunk files they were loaded from
         self._vectors: tuple[tuple[str, ...], DocumentVectors | None] | None = None
-        # opened indexes kept between runs (opening one reads every segment's tables)
+        # opened indexes kept between runs (opening one reads every segment's tables): the
+        # real literature index, and the demo index while there is no real one
         self._indexes = IndexPool(config.index_dir)
+        self._demo_indexes = IndexPool(config.demo_index_dir)
 
     @property
     def default_generator(self) -> str:
@@ -181,9 +184,17 @@ class RagService:
                 return None, f"off: {self._dense_error}"
             return Hybrid(vectors, self._dense, rag.dense_weight, rag.dense_depth), "on"
 
+    def index_pool(self) -> IndexPool:
+        """Return the pool of the index that answers: the real literature index when there is
+        one; otherwise, with the demo on (``server.demo``), the demo index, which says so."""
+        demo = self.config.server.demo and has_index(self.config.demo_index_dir)
+        if demo and not has_index(self.config.index_dir):
+            return self._demo_indexes
+        return self._indexes
+
     @contextlib.contextmanager
     def _retriever(self) -> Iterator[Retriever]:
-        with self._indexes.checkout() as index:
+        with self.index_pool().checkout() as index:
             yield WhooshRetriever(index)
 
     def open_retriever(self) -> AbstractContextManager[Retriever]:
@@ -224,6 +235,7 @@ class RagService:
                     generator.close()
             self._generators.clear()
         self._indexes.close()
+        self._demo_indexes.close()
 
 
 def _resolve(config: Config, path: str) -> Path:

@@ -98,6 +98,12 @@ class ResultView:
     model: str
     run_href: str | None
     run_iri: str | None
+    answered: bool = True
+    abstention: str = ""
+    # the index that answered: its name, document count, whether it is the demo
+    index_name: str = ""
+    index_documents: int = 0
+    index_demo: bool = False
 
 
 def _split_stop(text: str) -> tuple[str, str]:
@@ -164,4 +170,9 @@ def result_view(run: RagRun, run_iri: str | None, run_href: str | None) -> Resul
         model=run.generator.model,
         run_href=run_href,
         run_iri=run_iri,
+        answered=run.answered,
+        abstention=run.abstention,
+        index_name=run.index.name if run.index is not None else "",
+        index_documents=run.index.documents if run.index is not None else 0,
+        index_demo=run.index.demo if run.index is not None else False,
     )

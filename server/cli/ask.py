@@ -70,6 +70,11 @@ def _print_run(run: RagRun, iri: str | None) -> None:
     if run.query_run != run.expanded_query:
         print(f"ran:       {run.query_run}  (fallback: {run.fallback})")
     print(f"documents: {' '.join(d.pmid for d in run.documents[:10]) or '-'}")
+    if run.index is not None:
+        demo = " (the demo index: example abstracts, not literature)" if run.index.demo else ""
+        print(f"index:     {run.index.name}, {run.index.documents} documents{demo}")
+    if not run.answered:
+        print(f"\n{run.abstention}")
     print(f"\nshort answer:\n  {run.short_answer or '-'}")
     print("\ncited answer:")
     for sentence in run.cited_answer.sentences:

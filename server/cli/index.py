@@ -24,7 +24,15 @@ from rag.corpus.kb_abstracts import endpoint_abstracts, store_abstracts
 from rag.corpus.pubmed_xml import read_pubmed_records
 from rag.corpus.reader import CorpusFormat, detect_format, read_corpus
 from rag.models.dense import DenseScorer
-from rag.retrieval.index import BuildReport, IndexInfo, open_index
+from rag.retrieval.index import (
+    MANIFEST,
+    BuildReport,
+    IndexInfo,
+    has_index,
+    open_index,
+    read_manifest,
+    write_manifest,
+)
 from rag.retrieval.retrievers import SearchResult, WhooshRetriever, question_query
 from rag.retrieval.vectors import embed_articles
 from server.cli.context import CliError, Context
@@ -61,6 +69,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     build.add_argument(
         "--procs", type=int, default=1, help="indexing processes (default 1; 2 on 2 cores)"
+    )
+    build.add_argument(
+        "--name",
+        help="the index's name, shown with every answer (default: kept, else 'literature index')",
     )
     build.add_argument("--json", action="store_true", help="print the report as JSON")
     build.set_defaults(func=run_build)
@@ -115,6 +127,8 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
             raise CliError(f"{source}: no such file")
         if fmt is None:
             detect_format(source)  # fail on an unknown suffix before anything is written
+    from server.demo import example_pmids  # the demo's modules load only for a build
+
     progress = sys.stderr.isatty()
     reports: list[BuildReport] = []
     folder = ctx.config.index_dir
@@ -122,15 +136,19 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
     kept = _files(folder)
     try:
         with open_index(folder, create=True) as index:
+            # the example abstracts are no literature: an index an earlier release built with
+            # them loses them in the same transaction as this build adds its own
+            demo = [Deletion(p) for p in sorted(example_pmids()) if index.document(p) is not None]
+            demo_removed = len(demo)
             if args.resume:
                 done = _committed_sources(folder)
                 for source in args.sources:
                     key = _source_key(source)
                     if key in done:
                         continue
-                    reports.append(
-                        index.add(_records(source, fmt), progress=progress, procs=args.procs)
-                    )
+                    records = itertools.chain(demo, _records(source, fmt))
+                    demo = []
+                    reports.append(index.add(records, progress=progress, procs=args.procs))
                     done.append(key)
                     _write_committed(folder, done)
                     kept = _files(folder)
@@ -141,6 +159,7 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
                     reports.append(index.add(kb, progress=progress))
             else:
                 records = itertools.chain(
+                    demo,
                     itertools.chain.from_iterable(_records(s, fmt) for s in args.sources),
                     itertools.chain.from_iterable(
                         _kb_articles(ctx, spec, args.language) for spec in args.kb
@@ -148,6 +167,9 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
                 )
                 reports.append(index.add(records, progress=progress, procs=args.procs))
             documents = index.info().documents
+            recorded, was_demo = read_manifest(folder)
+            name = args.name or (recorded if (folder / MANIFEST).exists() else "")
+            write_manifest(folder, name if name and not was_demo else DEFAULT_NAME)
     except OSError as exc:
         # A full disk (or another write failure) while adding: the index keeps its last
         # committed state; the partial segment files the failed transaction wrote go.
@@ -157,6 +179,12 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
             f"indexing failed and added nothing of this run{note}: {exc.strerror or exc}; "
             f"removed {removed} partial files from {folder}; free space and run it again"
         ) from exc
+    if demo_removed:
+        print(
+            f"removed {demo_removed} demo document(s) (the example abstracts) from the index: "
+            "they are not literature; the demo has an index of its own",
+            file=sys.stderr,
+        )
     report = _summed(reports, documents)
     if args.json:
         ctx.emit_json(_report_json(report, args.sources))
@@ -172,6 +200,7 @@ def run_build(ctx: Context, args: argparse.Namespace) -> int:
 
 
 SOURCES_FILE = "sources.json"
+DEFAULT_NAME = "literature index"
 
 
 def _files(folder: Path) -> set[Path]:
@@ -267,13 +296,18 @@ def run_compile(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def run_info(ctx: Context, args: argparse.Namespace) -> int:
-    """Describe the index."""
-    with open_index(ctx.config.index_dir) as index:
+    """Describe the index that answers questions: the real one, else the demo index."""
+    directory = ctx.config.index_dir
+    if not has_index(directory) and has_index(ctx.config.demo_index_dir):
+        directory = ctx.config.demo_index_dir
+    with open_index(directory) as index:
         info = index.info()
     if args.json:
         ctx.emit_json(_info_json(info))
         return 0
     modified = info.last_modified.isoformat(timespec="seconds") if info.last_modified else "-"
+    name, demo = read_manifest(info.directory)
+    print(f"name           {name}{' (the demo index)' if demo else ''}")
     print(f"directory      {info.directory}")
     print(f"documents      {info.documents}")
     print(f"fields         {', '.join(info.fields)}")
@@ -341,7 +375,10 @@ def _report_json(report: BuildReport, sources: list[Path]) -> dict[str, object]:
 
 
 def _info_json(info: IndexInfo) -> dict[str, object]:
+    name, demo = read_manifest(info.directory)
     return {
+        "name": name,
+        "demo": demo,
         "directory": str(info.directory),
         "documents": info.documents,
         "fields": list(info.fields),

@@ -48,7 +48,10 @@ def test_demo_runs_a_published_experiment_with_profile_differences(
     listed = json.loads(capsys.readouterr().out)
     assert [d["name"] for d in listed] == [DEMO_DATASET]
     assert main([*cli, "index", "info", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["documents"] == 12
+    info = json.loads(capsys.readouterr().out)
+    # the demo index stands apart from the real one and says what it is
+    assert info["documents"] == 12 and info["demo"] is True
+    assert info["directory"].endswith("demo-index") and "not real literature" in info["name"]
 
 
 def test_serving_an_empty_store_loads_the_demo(tmp_path: Path) -> None:

@@ -83,10 +83,24 @@ def test_ask_json_has_every_required_key_and_stores_the_run(
 def test_ask_with_an_edited_query_and_text_output(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = ask(capsys, data_dir, ASPIRIN, "--query", "clopidogrel", "--no-store")
+    question = "Does clopidogrel prevent a second heart attack?"
+    status, out, _ = ask(capsys, data_dir, question, "--query", "clopidogrel", "--no-store")
     assert status == 0
     assert "query:     clopidogrel (edited)" in out
     assert "[1000002]" in out and "timings: expand 0 ms" in out
+    assert "\nindex:     " in out and "No answer" not in out
+
+
+def test_ask_abstains_in_text_output_when_the_documents_miss_the_subject(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the clopidogrel article speaks of a heart attack, not of myocardial infarction
+    status, out, _ = ask(capsys, data_dir, ASPIRIN, "--query", "clopidogrel", "--no-store")
+    assert status == 0
+    assert "No answer: the evidence found does not address the question" in out
+    assert "(no abstract read mentions myocardial infarction)" in out
+    assert "Searched the index for 'clopidogrel': 1 document(s) found" in out
+    assert "short answer:\n  -" in out and "exact answer" not in out
     assert "run: " not in out
     assert not (data_dir / "store").exists()
 

@@ -1,0 +1,120 @@
+"""Honest out of the box: the demo index says it is the demo, in Chromium and in JSON; a real
+index built afterwards answers instead, never with the example abstracts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag.corpus.reader import read_corpus
+from rag.retrieval.index import open_index
+from server.app import create_app
+from server.cli import main
+from server.config import Config, config_from_dict
+from server.demo import EXAMPLES, example_pmids
+from tests import REPO
+from tests.plugins.server import ARTIFACTS, LiveServer
+
+SHOTS = ARTIFACTS / "ask"
+DELIRIUM = "Which drugs can induce delirium?"
+COVID = "Which virus causes COVID-19?"
+
+
+def demo_config(tmp: Path) -> Config:
+    return config_from_dict(
+        {
+            "server": {
+                "base_iri": "http://demo.test",
+                "demo": True,
+                "query_workers": 1,
+                "rag_requests_per_minute": 0,
+            },
+            "store": {"data_dir": str(tmp / "data")},
+        },
+        source=REPO / "config.toml",
+    )
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Any]:
+    """The app as ``./dev serve`` starts it on an empty data directory: demo on."""
+    application = create_app(demo_config(tmp_path))
+    yield application
+    application.extensions["rag"].close()
+    application.extensions["services"].close()
+
+
+def test_the_demo_index_stands_apart_and_says_it_is_the_demo(app: Any) -> None:
+    config = app.extensions["services"].config
+    assert (config.demo_index_dir / "qabench-index.json").is_file()
+    assert not config.index_dir.exists()  # the real index's place stays free
+    client = app.test_client()
+    run = client.post("/ask", data={"question": DELIRIUM}, headers={"Accept": "application/json"})
+    body = run.get_json()
+    assert body["index"]["demo"] is True and body["index"]["documents"] == 12
+    assert "not real literature" in body["index"]["name"]
+    page = client.post("/ask", data={"question": DELIRIUM}).get_data(as_text=True)
+    assert 'id="answering-index" class="index-label demo"' in page
+    assert "Demo index:" in page and "not from real literature" in page
+
+
+def test_no_page_shows_no_answer_beside_an_exact_answer(app: Any) -> None:
+    client = app.test_client()
+    questions = (DELIRIUM, COVID, "Does vitamin D prevent falls in older adults?")
+    for question in questions:
+        html = client.post("/ask", data={"question": question}).get_data(as_text=True)
+        run = client.post(
+            "/ask", data={"question": question}, headers={"Accept": "application/json"}
+        ).get_json()
+        if run["answered"]:
+            assert "No answer" not in html
+        else:
+            assert run["exact_answer"] is None and 'id="exact-answer"' not in html
+            assert "No answer: the evidence found does not address the question" in html
+    assert len(questions) == 3
+
+
+@pytest.mark.browser
+def test_the_demo_answers_and_abstains_in_chromium(page: Any, live_server: LiveServer) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.goto("/ask")
+    page.fill("#question", COVID)
+    page.click("#ask-form button[type=submit]")
+    page.wait_for_selector("#ask-result .rag-result", timeout=30_000)
+    label = page.locator("#answering-index")
+    assert label.get_attribute("data-demo") == "true"
+    assert "Demo index" in label.inner_text() and "12 example abstracts" in label.inner_text()
+    assert page.get_attribute("#short-answer", "data-answered") == "false"
+    assert "COVID-19" in page.inner_text("#short-answer")
+    assert page.locator("#exact-answer").count() == 0
+    page.screenshot(path=str(SHOTS / "6-demo-abstains.png"), full_page=True)
+
+
+def test_a_real_index_never_holds_the_example_abstracts(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = demo_config(tmp_path)
+    # an index as an earlier release left it: the example abstracts in the real index's place
+    with open_index(config.index_dir, create=True) as index:
+        index.add(read_corpus(EXAMPLES / "example-abstracts.jsonl"))
+    cdr = shared_data / "pubmed/cryptoradon_biomedRelExt/CDR_Data/CDR.Corpus.v010516"
+    source = cdr / "CDR_TestSet.PubTator.titles_abstracts.tsv"
+    cli = ["--config", str(REPO / "config.toml"), "--data-dir", str(tmp_path / "data")]
+    assert main([*cli, "index", "build", str(source), "--name", "CDR test set"]) == 0
+    err = capsys.readouterr().err
+    assert "removed 12 demo document(s) (the example abstracts) from the index" in err
+    with open_index(config.index_dir) as index:
+        held = {a.pmid for a in index.articles()}
+        assert len(held) == 500 and not held & example_pmids()
+    assert main([*cli, "index", "info", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info == info | {"name": "CDR test set", "demo": False, "documents": 500}
+    # asked now, the real index answers and says which it is
+    assert main([*cli, "ask", "Does lithium cause diabetes insipidus?", "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert run["index"] == {"name": "CDR test set", "documents": 500, "demo": False}
+    assert not any(d["pmid"].startswith("example-") for d in run["documents"])
