@@ -306,11 +306,14 @@ class RagSystem:
             run.clock.emit(ProgressEvent("answer", "writing", part=part, text=partial))
 
         def answer() -> Answers:
-            if judged and evidence:
+            if judged:
                 verdict = judge(run.question, run.kind, _judged_documents(evidence, articles))
                 if not verdict.answered:
                     run.abstention = verdict.reason
-                    return Answers("", CitedAnswer(), ExactAnswer(run.kind))
+                    nothing = "no snippets were found, so there is nothing to answer from"
+                    return Answers(
+                        "", CitedAnswer(), ExactAnswer(run.kind), () if evidence else (nothing,)
+                    )
             made = self.stages.answer(
                 run.question,
                 run.kind,

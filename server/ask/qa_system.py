@@ -121,6 +121,10 @@ class RagQASystem:
         """
         text = question.text(language) or ""
         kind = question.bioasq.question_type if question.bioasq else None
+        if kind is None and question.choices is not None:
+            # options yes/no (and maybe, as in PubMedQA): a yes/no question, whatever its words
+            options = {t.strip().casefold() for _, t in question.choices.options}
+            kind = "yesno" if options and options <= {"yes", "no", "maybe"} else None
         system = self._service.system(self._generator)
         if self._phase == "b":
             given = given_snippets(question)

@@ -107,3 +107,25 @@ def test_rag_system_benchmarked_over_http_finishes_and_is_shown(
 
 def _qa(task: Any) -> Any:
     return next(r for r in task.results if r.experiment_type == "QA")
+
+
+def test_a_question_with_yes_no_options_is_asked_as_yes_no(rag_config: Config) -> None:
+    """A MIRAGE question (options yes/no/maybe, no BioASQ type) is a yes/no question even when
+    its words would be read as another type."""
+    from evaluators.model import Choices, Question, QuestionText
+    from server.ask.qa_system import RagQASystem
+    from server.ask.service import RagService
+
+    service = RagService(rag_config)
+    try:
+        question = Question(
+            id="q1",
+            texts=(QuestionText("en", "Which drug, aspirin, lowered recurrent infarction?"),),
+            choices=Choices("pubmedqa", (("A", "yes"), ("B", "no"), ("C", "maybe"))),
+        )
+        answered = RagQASystem(service).answer(question, "en")
+        assert answered.bioasq is not None and answered.bioasq.question_type == "yesno"
+        other = Question(id="q2", texts=question.texts)
+        assert RagQASystem(service).answer(other, "en").bioasq.question_type == "factoid"
+    finally:
+        service.close()
