@@ -36,7 +36,8 @@ def test_a_kind_of_resource_can_offer_another_form(app: Any) -> None:
     default = client.get(f"/tabled/{TASK}")
     assert default.mimetype == "text/turtle"
     assert f'</task/{TASK}.csv>; rel="alternate"; type="text/csv"' in default.headers["Link"]
-    # Kinds that offer no CSV: the extension names nothing, Accept falls back to what they have.
-    assert client.get(f"/task/{TASK}.csv").status_code == 404
-    plain = client.get(f"/task/{TASK}", headers={"Accept": "text/csv"})
+    # Kinds that offer no CSV (systems; tasks offer their per-question table since issue 37):
+    # the extension names nothing, Accept falls back to what they have.
+    assert client.get("/system/demo-system.csv").status_code == 404
+    plain = client.get("/system/demo-system", headers={"Accept": "text/csv"})
     assert plain.status_code == 406

@@ -91,9 +91,11 @@ def test_accept_header_picks_the_representation(
     links = response.headers.get("Link", "")
     assert f"<{EXPERIMENT}.{extension}>" not in links
     # JSON-LD responses list no alternates (pyld's loader fails on several); the others name
-    # the five other RDF forms, HTML and the results table as CSV
-    assert links.count('rel="alternate"') == (0 if media == "application/ld+json" else 7)
-    assert media == "application/ld+json" or f"<{EXPERIMENT}.csv>" in links
+    # the five other RDF forms, HTML and the results tables as CSV, LaTeX and Markdown
+    assert links.count('rel="alternate"') == (0 if media == "application/ld+json" else 9)
+    assert media == "application/ld+json" or all(
+        f"<{EXPERIMENT}.{form}>" in links for form in ("csv", "tex", "md")
+    )
 
 
 def test_accept_case_table_covers_every_form() -> None:
