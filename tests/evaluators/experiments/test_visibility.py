@@ -113,6 +113,7 @@ def _route_arguments(world: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
             {"rest": "catalog"},
         ],
         "/rag/run/<path:rest>": [{"rest": "1"}],
+        "/challenge/<name>": [{"name": "text2sparql-2026"}],
         "/ask/jobs/<job_id>": [{"job_id": "1"}],
         "/experiments/started/<ticket>": [{"ticket": "1"}],
         "/experiments/<experiment_id>/publish": [{"experiment_id": private}],
