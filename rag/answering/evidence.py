@@ -334,11 +334,6 @@ def _weight(specific: Sequence[str]) -> int:
     return 2 if any(len(t) >= 8 for t in specific) else 1
 
 
-def _position(question: str, index: int) -> int:
-    """Return the character offset of the ``index``-th word of ``question``."""
-    return words(question)[index].begin
-
-
 def _trimmed(texts: list[str]) -> list[str]:
     """The phrase without its unspecific words at either end ("tumour suppressor gene" keeps
     its inner words; "the gene" gives "gene")."""
@@ -459,7 +454,3 @@ def _joined(names: Sequence[str]) -> str:
     if len(names) == 1:
         return names[0]
     return ", ".join(names[:-1]) + " or " + names[-1]
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
