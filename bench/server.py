@@ -359,7 +359,7 @@ def _throughput(work: Path, sizes: bench_data.Sizes, args: argparse.Namespace) -
         "queries_per_client": 64,
         "sparql_client_budget_seconds": 0,
         "sparql_queue": 16,
-        # Connection workers (server/handoff; off by default): measured with them on.
+        # Connection workers (server/handoff; two by default).
         "sparql_connection_workers": args.connection_workers,
     }
     print("what this runs on:")

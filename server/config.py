@@ -92,9 +92,9 @@ class ServerConfig:
     sparql_front: bool = True
     # Connection workers of the SPARQL front (0: none): processes that take over anonymous
     # readers' connections and answer their queries themselves, one process per query instead
-    # of three (docs/server.md, "Process model"). Off by default until the fairness scenario
-    # holds with them (docs/server.md, "Measured again").
-    sparql_connection_workers: int = 0
+    # of three (docs/server.md, "Process model"); two, one per core of the machine kind the
+    # targets are measured on.
+    sparql_connection_workers: int = 2
     # Per-client rates (0: no limit). Holders of the submit or admin token are exempt.
     sparql_requests_per_minute: int = 240
     rag_requests_per_minute: int = 6

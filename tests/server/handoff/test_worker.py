@@ -269,3 +269,11 @@ def test_the_setting_decides_whether_workers_take_connections(
 ) -> None:
     live = make_live_server(sparql_connection_workers=workers)
     assert (live.front.owners is None) == (workers == 0)
+
+
+def test_connection_workers_are_on_by_default(make_live_server: Any) -> None:
+    # On since the fairness scenario holds with them (docs/server.md, "Measured again").
+    live = make_live_server()
+    assert live.front.owners is not None
+    live.front.owners.tick()
+    assert len(live.front.owners._links) == 2
