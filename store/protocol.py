@@ -14,6 +14,7 @@ from typing import IO, Protocol
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat
 
 from store.changes import ChangeLog
+from store.layouts import PAGE_QUADS, GraphLayout
 from store.triplestore import QueryResult
 
 Term = NamedNode | BlankNode | Literal
@@ -55,6 +56,10 @@ class RdfStore(Protocol):
         graph: GraphName | None = None,
     ) -> Iterator[Quad]:
         """Iterate the quads matching a pattern (``None`` is a wildcard)."""
+        ...
+
+    def layout(self, graph: NamedNode, page_quads: int = PAGE_QUADS) -> GraphLayout:
+        """Return the page layout of ``graph`` (``store.layouts``)."""
         ...
 
     def snapshot(self, graphs: Iterable[NamedNode] | None = None) -> list[Quad]:

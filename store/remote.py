@@ -56,6 +56,7 @@ from store.errors import (
     StoreError,
 )
 from store.formats import write_quads, xml_checked
+from store.layouts import PAGE_QUADS, GraphLayout, count_subjects, in_memory
 from store.protocol import GraphName, Term
 from store.triplestore import QueryResult, _position
 
@@ -294,6 +295,10 @@ class RemoteStore:
                 obj if obj is not None else row["o"],
                 graph if graph is not None else row["g"],
             )
+
+    def layout(self, graph: NamedNode, page_quads: int = PAGE_QUADS) -> GraphLayout:
+        """Return the page layout of ``graph``, made now (the engine counts, in memory here)."""
+        return in_memory(count_subjects(self, graph), page_quads)
 
     def snapshot(self, graphs: Iterable[NamedNode] | None = None) -> list[Quad]:
         """Return all quads of the named graphs (or of ``graphs``) in a canonical order."""

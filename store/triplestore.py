@@ -7,7 +7,9 @@ them into a fresh graph that nothing reads until a small transactional write nam
 that graph when the bulk write fails. A store given a ``ChangeLog`` records every committed write
 in it (``store.changes``). A store opened read-write from a directory keeps a ``ChangeJournal``
 beside it (``<directory>.journal``): before each write, the graphs it may change.
-The engine's write-ahead log is kept to ``WAL_LIMIT_BYTES`` (``_bound_wal``).
+Graphs written in bulk are laid out in pages when the write ends, kept beside it too
+(``<directory>.layouts``, ``store.layouts``). The engine's write-ahead log is kept to
+``WAL_LIMIT_BYTES`` (``_bound_wal``).
 ``checkpoint`` makes a RocksDB checkpoint (hard links: its cost does not grow with the store)
 that ``open_read_only`` opens in another process. pyoxigraph allows one read-write opener per
 directory; a second opener gets ``StoreLockedError`` naming the directory
@@ -51,6 +53,7 @@ from store.errors import (
     write_error,
 )
 from store.formats import write_quads, xml_checked
+from store.layouts import PAGE_QUADS, GraphLayout, LayoutShelf, count_subjects, in_memory
 from store.permissions import private_directory
 
 Term = NamedNode | BlankNode | Literal
@@ -105,6 +108,12 @@ class TripleStore:
         self.changes: ChangeLog | None = None
         # The graphs each write may change, on disk (stores opened read-write from a path).
         self.journal = journal
+        # The page layouts of its graphs, on disk beside it (``store.layouts``).
+        self.layouts = (
+            LayoutShelf(layouts_path(path), journal)
+            if journal is not None and path is not None and not read_only
+            else None
+        )
         self._writes = 0
 
     # ------------------------------------------------------------------ opening
@@ -316,6 +325,33 @@ class TripleStore:
         """Iterate the quads matching a pattern (``None`` is a wildcard)."""
         return iter(self.raw.quads_for_pattern(subject, predicate, obj, graph))
 
+    def layout(self, graph: NamedNode, page_quads: int = PAGE_QUADS) -> GraphLayout:
+        """Return the page layout of ``graph`` (``store.layouts``): the one kept on disk while
+        no write touched the graph, else made now (and kept, for a store with a directory).
+
+        Raises:
+            StoreError: if the engine cannot count the graph's subjects.
+        """
+        shelf = self.layouts
+        if shelf is None:
+            return in_memory(count_subjects(self, graph), page_quads)
+        found = shelf.read(graph, page_quads)
+        if found is not None:
+            return found
+        mark = shelf.mark()  # before counting: a write while it counts makes it stale
+        return shelf.save(graph, count_subjects(self, graph), page_quads, mark)
+
+    def _lay_out(self, graphs: Iterable[NamedNode]) -> None:
+        """Make the page layouts of graphs a bulk write just filled (a failure only costs the
+        first reader of a page the layout)."""
+        if self.layouts is None:
+            return
+        for graph in graphs:
+            try:
+                self.layout(graph)
+            except StoreError as exc:
+                log.warning("could not lay out the pages of %s: %s", graph.value, exc)
+
     def graphs(self) -> list[NamedNode]:
         """Return every named graph in the store."""
         return [g for g in self.raw.named_graphs() if isinstance(g, NamedNode)]
@@ -406,6 +442,8 @@ class TripleStore:
             entry = self._note(dropped)
             self._update(" ;\n".join(statements))
             self._record(Change(graphs=tuple(dropped), journal=entry))
+            if self.layouts is not None:
+                self.layouts.forget(dropped)
 
     def load(
         self,
@@ -473,6 +511,7 @@ class TripleStore:
             raise write_error("Bulk loading failed", exc) from exc
         finally:
             self._record(Change(graphs=(graph,), journal=entry))
+        self._lay_out([graph])
 
     def bulk_add(self, quads: Iterable[Quad]) -> None:
         """Add many quads with Oxigraph's bulk writer (no transaction; see ``bulk_load``).
@@ -499,6 +538,7 @@ class TripleStore:
             raise write_error("Bulk writing failed", exc) from exc
         finally:
             self._record(Change(graphs=tuple(sorted(touched, key=str)), journal=entry))
+        self._lay_out(sorted(touched, key=str))
 
     # ------------------------------------------------------------------ dumping
     def dump(
@@ -537,6 +577,11 @@ class TripleStore:
 def journal_path(store_path: Path) -> Path:
     """Return where the change journal of the store directory ``store_path`` lives."""
     return store_path.with_name(store_path.name + ".journal")
+
+
+def layouts_path(store_path: Path) -> Path:
+    """Return where the page layouts of the store directory ``store_path`` live."""
+    return store_path.with_name(store_path.name + ".layouts")
 
 
 def literal_value(term: Term | None) -> str | None:

@@ -32,6 +32,7 @@ from typing import Protocol, TypeVar
 from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad
 
 from evaluators.model import question_order
+from store.layouts import PAGE_QUADS
 from store.protocol import RdfStore
 from vocab import iris
 from vocab.project import QAB
@@ -42,7 +43,7 @@ from vocab.standard import DCTERMS, HYDRA, PROV, RDF
 # ``MAX_DOCUMENT_QUADS``: a task's aggregate results are about 300 quads).
 DOCUMENT_TASKS = 50
 DOCUMENT_TASK_QUADS = 50_000
-DOCUMENT_GRAPH_QUADS = 50_000
+DOCUMENT_GRAPH_QUADS = PAGE_QUADS
 # No document page holds more (pages keep them far smaller; this bounds what nothing pages).
 MAX_DOCUMENT_QUADS = 250_000
 
@@ -315,67 +316,21 @@ def _subtree(svc: Source, node: NamedNode, graph: NamedNode) -> list[Quad]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class GraphLayout:
-    """A graph's subjects with their quad counts, and where each page starts: (subject
-    index, quads of that subject on earlier pages)."""
-
-    subjects: list[NamedNode | BlankNode]
-    counts: list[int]
-    starts: list[tuple[int, int]]
-
-
-def graph_layout(svc: Source, graph: NamedNode) -> GraphLayout:
-    """Return the page layout of ``graph``, made once while the graph stays as it is: the engine
-    counts the quads of each subject (one aggregate over the graph), so a page is then read by
-    subject through the index, whatever its number (skipping to page N read N pages first:
-    page 53 of a 2.6 M-quad graph took 22.8 s against 0.5 s for page 1, issue 41)."""
-
-    def _layout() -> GraphLayout:
-        # The graph is written through its term object (never pasted text): str() is <iri>.
-        result = svc.store.query(
-            f"SELECT ?s (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }} GROUP BY ?s"
-        )
-        subjects: list[NamedNode | BlankNode] = []
-        counts: list[int] = []
-        for row in result:  # type: ignore[union-attr]
-            subject = row["s"]
-            if isinstance(subject, _NODES):
-                subjects.append(subject)
-                counts.append(int(row["n"].value))
-        starts, used = [(0, 0)], 0
-        for index, size in enumerate(counts):
-            offset = 0
-            while size - offset > DOCUMENT_GRAPH_QUADS - used:
-                offset += DOCUMENT_GRAPH_QUADS - used
-                starts.append((index, offset))
-                used = 0
-            used += size - offset
-        if len(starts) > 1 and starts[-1] == (len(counts) - 1, counts[-1]):
-            starts.pop()  # the last subject ended a page exactly
-        return GraphLayout(subjects, counts, starts)
-
-    # kept while no write touches the graph: laying out 2.6 M quads took 38 s on a busy host
-    return svc.remember_graph(graph, f"graph-layout {DOCUMENT_GRAPH_QUADS}", _layout)
-
-
 def graph_part(svc: Source, graph: NamedNode, page: int) -> Part:
     """Return page ``page`` of a graph's quads (``DOCUMENT_GRAPH_QUADS`` a page), reading only
-    the subjects of that page (``graph_layout``)."""
-    layout = graph_layout(svc, graph)
-    pages = len(layout.starts)
-    if page > pages:
-        return Part([], page, pages)
-    first, skip = layout.starts[page - 1]
-    last, keep = layout.starts[page] if page < pages else (len(layout.subjects), 0)
+    the subjects of that page through the index: the graph's page layout (``store.layouts``,
+    made when a bulk write filled the graph, else by the first reader after a write touched
+    it) says which (skipping to page N read N pages first: page 53 of a 2.6 M-quad graph took
+    22.8 s against 0.5 s for page 1, issue 41)."""
+    layout = svc.remember_graph(
+        graph,
+        f"graph-layout {DOCUMENT_GRAPH_QUADS}",
+        lambda: svc.store.layout(graph, DOCUMENT_GRAPH_QUADS),
+    )
     out: list[Quad] = []
-    for index in range(first, min(last + 1, len(layout.subjects))):
-        end = keep if index == last else layout.counts[index]
-        begin = skip if index == first else 0
-        if end > begin:
-            found = svc.store.quads(layout.subjects[index], None, None, graph)
-            out += islice(found, begin, end)
-    return Part(out, page, pages)
+    for subject, begin, end in layout.page(page):
+        out += islice(svc.store.quads(subject, None, None, graph), begin, end)
+    return Part(out, page, layout.pages)
 
 
 def page_url(path: str, number: int) -> str:
