@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluators import defaults
 from evaluators.errors import EvaluationError
 from evaluators.results import EvaluationResult
 
@@ -35,7 +36,7 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
 
 
 # Bootstrap resamples when nobody says otherwise (``evaluation.bootstrap_samples``).
-DEFAULT_BOOTSTRAP_SAMPLES = 1000
+DEFAULT_BOOTSTRAP_SAMPLES = defaults.BOOTSTRAP_SAMPLES
 
 
 def bootstrap_interval(

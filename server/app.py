@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
-import os
 
 from flask import Flask
 
@@ -23,7 +22,7 @@ from server.ask import routes as ask_routes
 from server.ask.qa_system import system_registry
 from server.ask.service import RagService
 from server.challenge import routes as challenge
-from server.config import Config
+from server.config import Config, open_store
 from server.linked_data import description, discovery, dump, vocabulary
 from server.linked_data import routes as resource_routes
 from server.listings import ExperimentIndex
@@ -42,20 +41,14 @@ from server.web.headers import install_headers
 from server.web.limits import install_limits
 from server.web.pagination import here
 from server.web.problems import register_error_handlers
-from store import graphs
 from store.changes import ChangeLog
 from store.permissions import private_directory
 from store.protocol import RdfStore
-from store.remote import RemoteStore
-from store.triplestore import TripleStore
 from store.visibility import VisibilityIndex, orphan_graphs
 from vocab.project import QAB
 from vocab.standard import RDF
 
 log = logging.getLogger(__name__)
-
-# The password of ``store.remote_user`` (never in config.toml).
-STORE_PASSWORD_ENV = "QABENCH_STORE_PASSWORD"  # noqa: S105 (a variable name, not a secret)
 
 # Every route of the web server, one blueprint per kind of page or endpoint; the URL prefix a
 # blueprint owns is written in its module (``/experiment/...`` in ``server.pages.routes``).
@@ -77,28 +70,6 @@ BLUEPRINTS = (
     endpoint.bp,  # /sparql
     update.bp,  # /update
 )
-
-
-def open_store(config: Config) -> RdfStore:
-    """Open the configured store: remote when ``store.remote_query_url`` is set, else embedded.
-
-    Raises:
-        StoreLockedError: if another process holds the embedded store.
-        StoreError: if the store cannot be opened.
-    """
-    if config.store.remote_query_url:
-        # qabench's graphs all live under <base>/graph/: an engine shared with other data
-        # (or Virtuoso's own graphs) stays out of listings, dumps and the public endpoint.
-        return RemoteStore(
-            config.store.remote_query_url,
-            config.store.remote_update_url or config.store.remote_query_url,
-            config.store.remote_store_url,
-            user=config.store.remote_user,
-            password=os.environ.get(STORE_PASSWORD_ENV, ""),
-            graph_prefix=graphs.graph_prefix(config.base_iri),
-            timeout=config.store.remote_timeout_seconds,
-        )
-    return TripleStore.open(config.store_path)
 
 
 def build_services(config: Config, store: RdfStore) -> Services:

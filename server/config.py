@@ -13,16 +13,22 @@ import os
 import tomllib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from evaluators.experiments.run_systems import RunLimits
-from evaluators.qa.profiles import PROFILES
+from evaluators.defaults import RunLimits
 from rag.models.generators import GENERATOR_NAMES
+from store.protocol import RdfStore
+from store.triplestore import TripleStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
+
+
+# The password of ``store.remote_user`` (never in config.toml).
+STORE_PASSWORD_ENV = "QABENCH_STORE_PASSWORD"  # noqa: S105 (a variable name, not a secret)
 
 
 class ConfigError(Exception):
@@ -322,8 +328,20 @@ _ZERO_OR_AT_LEAST: dict[str, float] = {
     # A worker's address space is about 500 MiB before it evaluates anything.
     "server.query_memory_mb": 512,
 }
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "evaluation.default_profile": tuple(PROFILES),
+
+
+def _profile_ids() -> tuple[str, ...]:
+    # Imported only to check a profile other than the default (a test holds the default among
+    # them): the profiles load the scorers (0.2 s), which a command that only opens the store
+    # (``kb load``) never needs.
+    from evaluators.qa.profiles import PROFILES
+
+    return tuple(PROFILES)
+
+
+# The values a setting may take (a function: worked out only for a value not the default).
+_CHOICES: dict[str, tuple[str, ...] | Callable[[], tuple[str, ...]]] = {
+    "evaluation.default_profile": _profile_ids,
     "rag.generator": GENERATOR_NAMES,
     # server.sparql.isolation.ALLOCATORS (a test holds the two equal)
     "server.query_allocator": ("jemalloc", "system"),
@@ -357,7 +375,7 @@ def _coerce(where: str, tp: Any, value: Any, base_dir: Path) -> Any:
     return value
 
 
-def _check(key: str, value: Any) -> None:
+def _check(key: str, value: Any, default: Any) -> None:
     if key in _RANGES and value is not None:
         low, high = _RANGES[key]
         if not low <= value <= high:
@@ -366,22 +384,25 @@ def _check(key: str, value: Any) -> None:
         raise ConfigError(
             f"{key}: expected 0 (no limit) or at least {_ZERO_OR_AT_LEAST[key]:g}, found {value!r}"
         )
-    if key in _CHOICES and value not in _CHOICES[key]:
-        raise ConfigError(f"{key}: expected one of {', '.join(_CHOICES[key])}, found {value!r}")
+    choices = _CHOICES.get(key)
+    if callable(choices):
+        choices = () if value == default else choices()
+    if choices and value not in choices:
+        raise ConfigError(f"{key}: expected one of {', '.join(choices)}, found {value!r}")
 
 
 def _table(name: str, cls: type[Any], raw: Any, source: str, base_dir: Path) -> Any:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: [{name}] must be a table, found {raw!r}")
     hints = typing.get_type_hints(cls)
-    known = {f.name for f in fields(cls)}
+    known = {f.name: f.default for f in fields(cls)}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         where = f"{source}: {name}.{key}"
         if key not in known:
             raise ConfigError(f"{where}: unknown key; expected one of {', '.join(sorted(known))}")
         coerced = _coerce(where, hints[key], value, base_dir)
-        _check(f"{name}.{key}", coerced)
+        _check(f"{name}.{key}", coerced, known[key])
         values[key] = coerced
     instance = cls(**values)
     # Defaults that are paths are relative to the config file's directory as well.
@@ -448,3 +469,30 @@ def config_fields() -> list[str]:
     return [
         f"{name}.{f.name}" for name in _TABLES for f in fields(typing.get_type_hints(Config)[name])
     ]
+
+
+def open_store(config: Config) -> RdfStore:
+    """Open the store ``config`` names: remote when ``store.remote_query_url`` is set, else
+    embedded (here, not with the web application: a command opens it without loading that).
+
+    Raises:
+        StoreLockedError: if another process holds the embedded store.
+        StoreError: if the store cannot be opened.
+    """
+    if config.store.remote_query_url:
+        # Imported here: an embedded store needs no HTTP client.
+        from store import graphs
+        from store.remote import RemoteStore
+
+        # qabench's graphs all live under <base>/graph/: an engine shared with other data
+        # (or Virtuoso's own graphs) stays out of listings, dumps and the public endpoint.
+        return RemoteStore(
+            config.store.remote_query_url,
+            config.store.remote_update_url or config.store.remote_query_url,
+            config.store.remote_store_url,
+            user=config.store.remote_user,
+            password=os.environ.get(STORE_PASSWORD_ENV, ""),
+            graph_prefix=graphs.graph_prefix(config.base_iri),
+            timeout=config.store.remote_timeout_seconds,
+        )
+    return TripleStore.open(config.store_path)

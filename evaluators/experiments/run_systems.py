@@ -14,13 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluators.defaults import RunLimits
 from evaluators.errors import AnswerFileError, UnknownSystemError
 from evaluators.experiments.model import SoftwareRelease, SystemDescription
 from evaluators.experiments.plan import PlannedExperiment, SystemRequest, read_answers
 from evaluators.experiments.read import answers_path, system_descriptions
-from evaluators.experiments.task import DEFAULT_ERROR_TOLERANCE
-from evaluators.formats import DEFAULT_MAX_BYTES
-from evaluators.significance import DEFAULT_BOOTSTRAP_SAMPLES
 from evaluators.systems.answer_files import AnswerFileSystem, parse_answer_file
 from evaluators.systems.protocol import QASystem, RequestGate, SystemKind
 from evaluators.systems.registry import SystemRegistry
@@ -28,34 +26,8 @@ from evaluators.systems.text2sparql import AskProtocol, Text2SparqlSystem
 from evaluators.systems.webservice import RequestPolicy, WebServiceSystem
 from store.protocol import RdfStore
 
-# The defaults of one web-service call live with the client (``RequestPolicy``).
-_POLICY = RequestPolicy()
 # Replaying an answers file costs nothing; a handful of threads is plenty.
 _ANSWER_FILE_CONCURRENCY = 4
-
-
-@dataclass(frozen=True, slots=True)
-class RunLimits:
-    """The ``[evaluation]`` limits an experiment runs under (their defaults are written here
-    and in the modules they come from; ``server.config`` takes its defaults from this class)."""
-
-    request_timeout_seconds: float = _POLICY.timeout_seconds
-    concurrency_per_system: int = 4
-    parallel_tasks: int = 2
-    min_request_interval_seconds: float = 0.0
-    retries: int = _POLICY.retries
-    max_response_bytes: int = _POLICY.max_response_bytes
-    error_tolerance: float = DEFAULT_ERROR_TOLERANCE
-    max_file_bytes: int = DEFAULT_MAX_BYTES
-    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES
-    # SPARQL-only answers are run on the knowledge base (evaluation.kb), within these bounds
-    execute_queries: bool = True
-    query_timeout_seconds: float = 30.0
-    query_max_rows: int = 10_000
-    # TEXT2SPARQL systems: the challenge's protocol (2026 client: 180 s, 5 retries 15 s apart)
-    text2sparql_timeout_seconds: float = AskProtocol().timeout_seconds
-    text2sparql_retries: int = AskProtocol().retries
-    text2sparql_retry_sleep_seconds: float = AskProtocol().retry_sleep_seconds
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, Quad
 
+from evaluators.defaults import RunLimits
 from evaluators.errors import EvaluationError, KnowledgeBaseError
 from evaluators.experiments import model, rdf
 from evaluators.experiments.plan import (
@@ -36,7 +37,7 @@ from evaluators.experiments.read import (
     task_summaries,
 )
 from evaluators.experiments.recovery import recover_interrupted
-from evaluators.experiments.run_systems import RunLimits, SystemHandles
+from evaluators.experiments.run_systems import SystemHandles
 from evaluators.experiments.task import executing
 from evaluators.experiments.worker import (
     Completion,

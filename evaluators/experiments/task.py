@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from evaluators import defaults
 from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.errors import NoQuestionsError, SystemCallError
 from evaluators.experiments.model import (
@@ -47,7 +48,7 @@ from evaluators.systems.protocol import QASystem, RequestGate, RetryingSystem
 log = logging.getLogger(__name__)
 
 # GERBIL aborts a task whose errors exceed ceil(tolerance x questions).
-DEFAULT_ERROR_TOLERANCE = 0.25
+DEFAULT_ERROR_TOLERANCE = defaults.ERROR_TOLERANCE
 NOT_TIMED = "the answers were read from a file, not timed"
 
 

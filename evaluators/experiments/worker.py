@@ -22,12 +22,13 @@ from datetime import UTC, datetime
 from pyoxigraph import Quad
 
 from evaluators.datasets import library
+from evaluators.defaults import RunLimits
 from evaluators.errors import EvaluationError
 from evaluators.experiments import model, rdf
 from evaluators.experiments.answers import reply_quads, stored_replies
 from evaluators.experiments.rdf import result_quads
 from evaluators.experiments.recovery import process_token, task_state_quads
-from evaluators.experiments.run_systems import RunLimits, SystemHandles
+from evaluators.experiments.run_systems import SystemHandles
 from evaluators.experiments.task import (
     AskOutcome,
     AskSettings,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from evaluators import defaults
 from evaluators.formats import bioasq, eqald, lcquad, nlq, qald_json, qald_xml, simple_answers
 from evaluators.formats.mirage import benchmark as mirage_benchmark
 from evaluators.formats.mirage import predictions as mirage_predictions
@@ -35,7 +36,7 @@ from evaluators.model import Dataset, Question, SourceFormat
 
 __all__ = ["detect_format", "parse_bytes", "parse_file", "parse_system_response"]
 
-DEFAULT_MAX_BYTES = 200_000_000
+DEFAULT_MAX_BYTES = defaults.MAX_FILE_BYTES
 _JSON_PARSERS: dict[SourceFormat, Callable[[object, Diagnostics], Dataset]] = {
     SourceFormat.QALD_JSON: qald_json.parse,
     SourceFormat.EQALD: eqald.parse,

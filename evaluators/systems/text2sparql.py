@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 import httpx
 
+from evaluators import defaults
 from evaluators.errors import SystemCallError
 from evaluators.model import Question
 from evaluators.systems.webservice import RequestPolicy, WebServiceSystem
@@ -48,9 +49,9 @@ RETRIED = frozenset({"timeout", "too-slow", "connection", "http-status"})
 class AskProtocol:
     """How long one attempt may take, how often and how far apart a failed one is repeated."""
 
-    timeout_seconds: float = 180.0
-    retries: int = 5
-    retry_sleep_seconds: float = 15.0
+    timeout_seconds: float = defaults.TEXT2SPARQL_TIMEOUT_SECONDS
+    retries: int = defaults.TEXT2SPARQL_RETRIES
+    retry_sleep_seconds: float = defaults.TEXT2SPARQL_RETRY_SLEEP_SECONDS
 
 
 class Text2SparqlSystem(WebServiceSystem):

@@ -25,6 +25,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from evaluators import defaults
 from evaluators.errors import DatasetFormatError, SystemCallError
 from evaluators.formats import parse_system_response
 from evaluators.model import Question
@@ -42,9 +43,9 @@ _DEFAULT_RETRY_AFTER_SECONDS = 1.0
 class RequestPolicy:
     """Limits for calls to one web service (from ``[evaluation]`` in the configuration)."""
 
-    timeout_seconds: float = 60.0
-    retries: int = 1
-    max_response_bytes: int = 10_000_000
+    timeout_seconds: float = defaults.REQUEST_TIMEOUT_SECONDS
+    retries: int = defaults.REQUEST_RETRIES
+    max_response_bytes: int = defaults.MAX_RESPONSE_BYTES
     user_agent: str = "qabench"
 
 

@@ -7,22 +7,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
-
-from evaluators.knowledge.endpoint import is_endpoint
-from evaluators.knowledge.execution import (
-    EndpointExecutor,
-    ExecutionLimits,
-    QueryExecutor,
-    open_executor,
-)
-from evaluators.systems.protocol import public_url
 from server.cli.store_owner import running_server
-from server.config import Config
+from server.config import Config, open_store
 from store.errors import StoreLockedError
 from store.protocol import RdfStore
+
+if TYPE_CHECKING:
+    from evaluators.knowledge.execution import QueryExecutor
 
 
 @contextmanager
@@ -31,6 +24,8 @@ def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None]]:
     if not sys.stderr.isatty():
         yield lambda _n: None
         return
+    from tqdm import tqdm  # only on a terminal
+
     with tqdm(total=total, desc=label, unit="B", unit_scale=True, file=sys.stderr) as bar:
         yield bar.update
 
@@ -50,10 +45,6 @@ class Context:
     def store(self) -> RdfStore:
         """Return the store (embedded, or the remote one ``store.remote_*`` names), opened once."""
         if self._store is None:
-            # Imported here: commands that never open the store (``evaluate`` on files) load
-            # no web application.
-            from server.app import open_store
-
             try:
                 self._store = open_store(self.config)
             except StoreLockedError as exc:
@@ -90,6 +81,11 @@ class Context:
         Raises:
             KnowledgeBaseError: if ``kb_spec`` names no loaded knowledge base.
         """
+        # Imported here: commands that only load or list (``kb load``) run no queries.
+        from evaluators.knowledge.endpoint import is_endpoint
+        from evaluators.knowledge.execution import EndpointExecutor, ExecutionLimits, open_executor
+        from evaluators.systems.protocol import public_url
+
         ev = self.config.evaluation
         limits = ExecutionLimits(
             timeout_seconds=ev.query_timeout_seconds,

@@ -103,3 +103,39 @@ def test_missing_or_broken_file_is_a_config_error(tmp_path: Path) -> None:
     bad.write_text("[server\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(bad)
+
+
+def test_the_default_profile_and_limits_are_what_the_evaluators_use() -> None:
+    # A profile equal to the default is not looked up (the profiles load the scorers): the
+    # default must be one of them.
+    from evaluators.defaults import RunLimits
+    from evaluators.qa.profiles import PROFILES
+    from server.config import EvaluationConfig
+
+    assert EvaluationConfig().default_profile in PROFILES
+    limits = RunLimits()
+    assert EvaluationConfig().request_timeout_seconds == limits.request_timeout_seconds
+    assert EvaluationConfig().text2sparql_retries == limits.text2sparql_retries
+
+
+def test_a_command_that_opens_the_store_loads_neither_the_web_application_nor_the_scorers(
+    tmp_path: Path,
+) -> None:
+    # Issue 41: ``kb load`` spent about 1 s (3 s on a busy host) importing the web application
+    # (to open the store) and the experiment runner and scorers (for the config's defaults).
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from server.cli import main\n"
+        f"status = main(['--data-dir', {str(tmp_path)!r}, 'kb', 'list'])\n"
+        "loaded = [m for m in ('server.app', 'evaluators.experiments.run_systems',\n"
+        "          'evaluators.qa.profiles', 'evaluators.knowledge.execution', 'flask')\n"
+        "          if m in sys.modules]\n"
+        "print(status, loaded)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 []", (done.stdout, done.stderr[-2000:])

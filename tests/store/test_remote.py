@@ -30,9 +30,9 @@ from pyoxigraph import (
 )
 from werkzeug.test import TestResponse
 
-from server.app import STORE_PASSWORD_ENV, create_app
+from server.app import create_app
 from server.cli import main
-from server.config import config_from_dict
+from server.config import STORE_PASSWORD_ENV, config_from_dict
 from store import graphs
 from store.errors import QuerySyntaxError, RdfSyntaxError, RemoteStoreError, StoreError
 from store.remote import ENGINE_GRAPHS, VIRTUOSO_UPDATE_PRAGMA, RemoteStore
