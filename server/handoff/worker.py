@@ -25,6 +25,7 @@ serving process are JSON (it never unpickles what a worker sends), sockets trave
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import mmap
 import os
@@ -40,14 +41,24 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from werkzeug.datastructures import MultiDict
+
 from server.config import ServerConfig
 from server.handoff import wire
 from server.services import Visibility
 from server.sparql import isolation
 from server.sparql.endpoint import prepare
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
-from server.sparql.protocol import FORM, QUERY_BODY, ProtocolRequest, media_type, parse_fields
+from server.sparql.protocol import (
+    FORM,
+    QUERY_BODY,
+    ProtocolQuery,
+    ProtocolRequest,
+    media_type,
+    parse_fields,
+)
 from server.sparql.protocol import read_query as read_protocol_query
+from server.web import caching
 from server.web.limits import client_key
 from server.web.problems import Problem
 from store.errors import QuerySyntaxError, StoreError
@@ -67,6 +78,10 @@ HALF_LIFE_SECONDS = 60.0
 GENERATION = struct.Struct("<q")
 # Other clients seen this recently keep a heavy client's queries off this worker.
 QUIET_SECONDS = 10.0
+# The watch looks at the running query this often, and waits to be woken once no query has
+# started for PARK_SECONDS.
+WATCH_SECONDS = 0.005
+PARK_SECONDS = 0.05
 
 
 @dataclass
@@ -90,8 +105,6 @@ class State:
 
     def etag(self, *parts: str, public: bool = False) -> str:
         """The entity tag ``Services.etag`` gives at this generation."""
-        import hashlib
-
         digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
         generation = f"p{self.public_generation}" if public else str(self.generation)
         return f"{self.instance}-{generation}-{digest}"
@@ -113,6 +126,7 @@ class _Owned:
     close_after: bool = False
     last: float = field(default_factory=time.monotonic)
     head_started: float | None = None
+    client: str | None = None  # the peer's client key (when no proxy forwards for it)
 
 
 class _Worker:
@@ -133,6 +147,7 @@ class _Worker:
         self.held = False
         self.watch_lock = threading.Lock()
         self.wake = threading.Event()
+        self.parked = False
         self.next_id = 0
 
     # ------------------------------------------------------------------ to the serving process
@@ -167,37 +182,59 @@ class _Worker:
     # ------------------------------------------------------------------ the watch
     def watch(self, limit: float, evaluator: int) -> None:
         """Runs in the second thread (see the module docstring); ``evaluator`` is the id of
-        the thread that evaluates."""
+        the thread that evaluates.
+
+        It looks at the running query every ``WATCH_SECONDS`` and parks (waits to be woken)
+        only once no query has started for ``PARK_SECONDS``: a query does not wake it, which
+        would cost a hand-off of the interpreter lock between threads per query (system calls
+        that cost more than a trivial query's evaluation on this machine kind).
+        """
         clock = time.pthread_getcpuclockid(evaluator)
+        last: tuple[_Owned | None, float] = (None, 0.0)
+        cpu = 0.0
+        gave = False
+        quiet_since = time.monotonic()
         while True:
-            self.wake.wait()
-            self.wake.clear()
             with self.watch_lock:
                 owned, started = self.running, self.started
-            cpu = time.clock_gettime(clock)
-            gave = False
-            while owned is not None:
-                time.sleep(0.005)
-                with self.watch_lock:
-                    if self.running is not owned or self.started != started:
-                        break
-                    elapsed = time.monotonic() - started
-                    slow = time.clock_gettime(clock) - cpu >= SLOW_SECONDS
-                    if not gave and (slow or elapsed >= SLOW_WALL_SECONDS):
-                        gave = True
-                        self.held = True
-                        self._send({"kind": "hold", "peer": owned.peer}, owned.sock)
-                        for other in list(self.owned.values()):
-                            if other is not owned:
-                                self.give_back(other)
-                    if elapsed >= limit:
-                        self.give_back(owned, "timeout")
-                        os._exit(0)
+            now = time.monotonic()
+            if owned is None:
+                quiet_since = max(quiet_since, started)
+                if now - quiet_since > PARK_SECONDS:
+                    self.parked = True
+                    if self.running is None:  # else a query started meanwhile: look at it
+                        self.wake.wait(5.0)
+                    self.wake.clear()
+                    self.parked = False
+                    quiet_since = time.monotonic()
+                    continue
+                time.sleep(WATCH_SECONDS)
+                continue
+            quiet_since = now
+            if (owned, started) != last:
+                last, cpu, gave = (owned, started), time.clock_gettime(clock), False
+            with self.watch_lock:
+                if self.running is not owned or self.started != started:
+                    continue
+                elapsed = now - started
+                slow = time.clock_gettime(clock) - cpu >= SLOW_SECONDS
+                if not gave and (slow or elapsed >= SLOW_WALL_SECONDS):
+                    gave = True
+                    self.held = True
+                    self._send({"kind": "hold", "peer": owned.peer}, owned.sock)
+                    for other in list(self.owned.values()):
+                        if other is not owned:
+                            self.give_back(other)
+                if elapsed >= limit:
+                    self.give_back(owned, "timeout")
+                    os._exit(0)
+            time.sleep(WATCH_SECONDS)
 
     def evaluate(self, owned: _Owned, job: QueryJob, client: str, admitted: bool) -> QueryOutcome:
         with self.watch_lock:
             self.running, self.started, self.held = owned, time.monotonic(), False
-        self.wake.set()
+        if self.parked:
+            self.wake.set()
         try:
             return evaluate_job(self._store(job.view), job)
         finally:
@@ -295,8 +332,7 @@ class _Worker:
             if not peeked:
                 self.close(owned)
                 return
-            done = self._one(owned, peeked)
-            if not done:
+            if not self._one(owned, peeked):
                 return
 
     def _one(self, owned: _Owned, peeked: bytes) -> bool:
@@ -333,12 +369,14 @@ class _Worker:
             self.give_back(owned)  # unread: the view evaluates it again and renders the error
             return False
         owned.sock.recv(head.size)  # answered: the request is consumed now
-        owned.close_after = head.closes
+        closes = owned.close_after = head.closes
         self._write(owned, self._answer(outcome, etag, gzip))
-        if head.closes and not owned.out and self.owned.get(id(owned)) is owned:
+        if closes and not owned.out and self.owned.get(id(owned)) is owned:
             self.close(owned)
             return False
-        return True
+        # Another request already read is in ``peeked``: answer it now. Otherwise the selector
+        # says when the next one comes (peeking again would be a system call per query).
+        return len(peeked) > head.size
 
     def _plan(self, owned: _Owned, head: wire.Head) -> tuple[QueryJob, str, bool, str] | None:
         """Return the job of ``head`` as the SPARQL front would plan it, or None (give back)."""
@@ -352,22 +390,8 @@ class _Worker:
             return None
         self.seen[client] = time.monotonic()
         try:
-            mimetype, params = media_type(head.fields.get(b"content-type", b"").decode("latin-1"))
-            args = parse_fields(query_string.encode("latin-1"))
-            if "token" in args:
-                return None
-            accept = head.fields.get(b"accept")
-            req = ProtocolRequest(
-                head.method,
-                args,
-                parse_fields(head.body) if mimetype == FORM and head.method == "POST" else None,
-                mimetype,
-                params,
-                head.body if mimetype == QUERY_BODY else b"",
-                accept.decode("latin-1") if accept is not None else None,
-            )
-            found = read_protocol_query(req)
-            if found.text is None:
+            req, found = _protocol(head, query_string)
+            if found is None or found.text is None:
                 return None
             prepared = prepare(state, req, found, state.vis)  # type: ignore[arg-type]
         except (Problem, QuerySyntaxError, ValueError, UnicodeError):
@@ -397,19 +421,21 @@ class _Worker:
         assert state is not None
         peer = owned.peer
         proxy = state.proxy
-        if proxy is not None and proxy[0] in ("*", peer):
-            from waitress.proxy_headers import MalformedProxyHeader, parse_proxy_headers
+        if proxy is None or proxy[0] not in ("*", peer):  # the peer's, read once
+            if owned.client is None:
+                owned.client = client_key(peer)
+            return owned.client
+        from waitress.proxy_headers import MalformedProxyHeader, parse_proxy_headers
 
-            environ = {"REMOTE_ADDR": peer}
-            for name, value in head.fields.items():
-                key = "HTTP_" + name.decode("latin-1").upper().replace("-", "_")
-                environ[key] = value.decode("latin-1")
-            try:
-                parse_proxy_headers(environ, proxy[1], set(proxy[2]))
-            except MalformedProxyHeader:
-                return None
-            peer = environ["REMOTE_ADDR"]
-        return client_key(peer)
+        environ = {"REMOTE_ADDR": peer}
+        for name, value in head.fields.items():
+            key = "HTTP_" + name.decode("latin-1").upper().replace("-", "_")
+            environ[key] = value.decode("latin-1")
+        try:
+            parse_proxy_headers(environ, proxy[1], set(proxy[2]))
+        except MalformedProxyHeader:
+            return None
+        return client_key(environ["REMOTE_ADDR"])
 
     def _admit(self, client: str) -> bool:
         """Ask the serving process to admit a query of ``client`` (its rate, slots, budget)."""
@@ -462,10 +488,61 @@ class _Worker:
             self.expire()
 
 
+# ``Content-Type`` values of a query body that mean exactly what the protocol's defaults mean
+# (``server.sparql.protocol``: the media type, and UTF-8).
+_QUERY_BODY_TYPES = frozenset(
+    {
+        b"application/sparql-query",
+        b"application/sparql-query; charset=utf-8",
+        b"application/sparql-query;charset=utf-8",
+    }
+)
+_NO_FIELDS: MultiDict[str, str] = MultiDict()
+
+
+def _protocol(head: wire.Head, query_string: str) -> tuple[ProtocolRequest, ProtocolQuery | None]:
+    """Return the protocol's view of ``head`` and its query (None: the request has a token).
+
+    The form SPARQL clients send most (a POST of the query as the body, nothing in the URL,
+    ``Content-Type`` the protocol's own) is read directly; every other request through the
+    protocol's general reading (``server.sparql.protocol``), which gives the same result for
+    that form (``tests/server/handoff/test_wire.py``).
+
+    Raises:
+        Problem, ValueError, UnicodeError: what the protocol refuses (given back).
+    """
+    accept_field = head.fields.get(b"accept")
+    accept = accept_field.decode("latin-1") if accept_field is not None else None
+    content_type = head.fields.get(b"content-type")
+    if (
+        head.method == "POST"
+        and not query_string
+        and content_type is not None
+        and content_type.lower() in _QUERY_BODY_TYPES
+    ):
+        text = head.body.decode("utf-8")
+        req = ProtocolRequest("POST", _NO_FIELDS, None, QUERY_BODY, {}, head.body, accept)
+        return req, ProtocolQuery(text, [], [])
+    mimetype, params = media_type(
+        content_type.decode("latin-1") if content_type is not None else ""
+    )
+    args = parse_fields(query_string.encode("latin-1"))
+    req = ProtocolRequest(
+        head.method,
+        args,
+        parse_fields(head.body) if mimetype == FORM and head.method == "POST" else None,
+        mimetype,
+        params,
+        head.body if mimetype == QUERY_BODY else b"",
+        accept,
+    )
+    if "token" in args:
+        return req, None
+    return req, read_protocol_query(req)
+
+
 def caching_gzip(header: bytes | None) -> bool:
     """Return whether an ``Accept-Encoding`` field accepts gzip (as the front decides)."""
-    from server.web import caching
-
     return caching.gzip_accepted(header.decode("latin-1") if header is not None else None)
 
 

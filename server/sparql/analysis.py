@@ -261,14 +261,55 @@ class QueryFacts:
 def analyse(query: str, base: str | None = None) -> QueryFacts:
     """Return the form, the use of ``SERVICE`` and the ``FROM`` dataset of ``query``.
 
+    One pass over the tokens, keeping none of them, for a text without ``\\u`` escapes (the
+    public endpoint reads every query with it); a text with escapes is read both ways
+    (``_analyse_escaped``).
+
     >>> analyse("ASK FROM <http://g> { SERVICE <http://x> {} }").uses_service
     True
+    >>> analyse("SELECT * { ?s ?p ([1]) }").depth
+    3
     """
+    if "\\u" in query or "\\U" in query:
+        return _analyse_escaped(query, base)
+    form: str | None = None
+    service = named_dataset = False
+    depth = deepest = 0
+    for match in _TOKEN.finditer(query):
+        kind = match.lastgroup
+        if kind == "word":
+            word = match.group().upper()
+            if word == "SERVICE":
+                service = True
+            elif word == "FROM":
+                named_dataset = True
+            elif form is None and word in _FORMS:
+                form = word
+        elif kind == "open":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif kind == "close":
+            depth = max(0, depth - 1)
+        elif kind == "other":
+            text = match.group()
+            if text in _OPENING:
+                depth += 1
+                deepest = max(deepest, depth)
+            elif text in _CLOSING:
+                depth = max(0, depth - 1)
+    dataset = query_dataset(query, base) if named_dataset else QueryDataset()
+    return QueryFacts(form, service, dataset, deepest)
+
+
+_FORMS = frozenset({"SELECT", "ASK", "CONSTRUCT", "DESCRIBE"})
+
+
+def _analyse_escaped(query: str, base: str | None = None) -> QueryFacts:
+    """``analyse`` over the token list, for a text with ``\\u`` escapes: ``SERVICE`` and
+    the nesting are looked for in the decoded text too."""
     toks = tokens(query)
     words = _words(toks)
-    service = "SERVICE" in words
-    if not service and ("\\u" in query or "\\U" in query):
-        service = uses_service(query)
-    form = next((w for w in words if w in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")), None)
+    service = "SERVICE" in words or uses_service(query)
+    form = next((w for w in words if w in _FORMS), None)
     dataset = query_dataset(query, base) if "FROM" in words else QueryDataset()
     return QueryFacts(form, service, dataset, _depth(query, toks))

@@ -157,5 +157,7 @@ def read_only() -> Problem:
 def format_parameters(req: ProtocolRequest) -> tuple[str, ...]:
     """Return the ``format`` parameters of the URL, a separator, then those of a form body."""
     posted = req.method == "POST" and req.form is not None and req.mimetype == FORM
+    if not req.args and not posted:  # the common case: no fields at all
+        return ("|",)
     form = req.form.getlist("format") if posted and req.form is not None else []
     return (*req.args.getlist("format"), "|", *form)

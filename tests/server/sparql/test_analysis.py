@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 from pyoxigraph import NamedNode, Store
 
-from server.sparql.analysis import add_using, analyse, query_dataset, uses_service
+from server.sparql.analysis import (
+    _analyse_escaped,
+    add_using,
+    analyse,
+    query_dataset,
+    uses_service,
+)
 
 SERVICE_CASES = [
     ("SELECT * { SERVICE <http://x/> { ?s ?p ?o } }", True),
@@ -46,3 +57,62 @@ def test_add_using_only_touches_top_level_where() -> None:
     out = add_using(update, [NamedNode("http://g")], [NamedNode("http://n")])
     assert out.count("USING <http://g> USING NAMED <http://n> WHERE") == 1
     Store().update(out)  # still valid SPARQL
+
+
+def _query_texts(node: object) -> Iterator[str]:
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from _query_texts(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _query_texts(value)
+    elif isinstance(node, str) and any(f in node.upper() for f in ("SELECT", "ASK")):
+        yield node
+
+
+# Pieces inserted into real queries: brackets, comments, strings, IRIs, escapes, keywords.
+PIECES = [
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "#",
+    '"',
+    "'",
+    "<",
+    ">",
+    "'''",
+    "SERVICE",
+    "service",
+    "FROM",
+    "FROM NAMED",
+    "ASK",
+    "\n",
+    ":",
+    "?",
+    "\\",
+    r"\u0053",
+    r"\U0000007B",
+]
+
+
+def test_one_pass_reads_what_the_token_list_reads(shared_data: Path) -> None:
+    # analyse reads a text without escapes in one pass (the endpoint's cost per query); the
+    # token-list reading (_analyse_escaped, which every text with escapes takes) is the
+    # reference: QALD-9's queries and each with a piece inserted at random places.
+    path = shared_data / "qald/ag-sc_QALD/9/data/qald-9-train-multilingual.json"
+    texts = sorted(set(_query_texts(json.loads(path.read_text()))))
+    rnd = random.Random(40)
+    mutated = []
+    for text in texts:
+        for _ in range(3):
+            at = rnd.randrange(len(text) + 1)
+            mutated.append(text[:at] + rnd.choice(PIECES) + text[at:])
+    compared = 0
+    for text in texts + mutated:
+        for base in (None, "http://qabench.test/sparql"):
+            assert analyse(text, base) == _analyse_escaped(text, base), text
+            compared += 1
+    assert len(texts) >= 400 and compared == 2 * 4 * len(texts)
