@@ -13,9 +13,10 @@ empty them, the named graphs with ``named-graph-uri``). With ``graph_prefix`` th
 the graphs whose IRI starts with it (an engine shared with other data, engine-internal graphs);
 Virtuoso's own graphs are never listed.
 
-``fetch_results`` is the one bounded SPARQL-over-HTTP exchange for the knowledge bases and the
-system queries that name an endpoint (``evaluators.knowledge``): a query by GET, then once by
-POST, within one deadline and a byte cap, the body read as it streams.
+``SparqlClient`` is the one SPARQL-over-HTTP client: the store's own requests and the queries
+that knowledge-base lookups and systems send to an endpoint (``fetch_results``, for
+``evaluators.knowledge``: by GET, then once by POST) are its exchanges, each within one
+deadline and a byte cap, the body read as it streams.
 
 Atomicity: every write is one HTTP request. Servers that run a request in one transaction
 (Oxigraph) make every write all-or-nothing. Virtuoso commits each *operation* of a request on
@@ -29,7 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 import httpx
 from pyoxigraph import (
@@ -61,6 +62,8 @@ from store.protocol import GraphName, Term
 from store.triplestore import QueryResult, _position
 
 _RESULTS = "application/sparql-results+json"
+# Bytes one reply of a remote store may hold (a whole graph's snapshot comes in one).
+REMOTE_MAX_BYTES = 1 << 30
 _TRIPLES = "application/n-triples"
 # Virtuoso's authenticated endpoint compiles update constants into SQL text (it prepends
 # ``define sql:big-data-const 0``), which caps one operation at about 1,200 quads; this pragma
@@ -104,6 +107,7 @@ class RemoteStore:
         graph_prefix: str = "",
         engine: str = "",
         timeout: float = 60.0,
+        max_bytes: int = REMOTE_MAX_BYTES,
         client: httpx.Client | None = None,
     ) -> None:
         """Reach a SPARQL server at three URLs.
@@ -118,7 +122,8 @@ class RemoteStore:
             graph_prefix: see only graphs whose IRI starts with this (empty: every graph).
             engine: ``virtuoso`` to use Virtuoso's update pragma, ``sparql`` for none; empty
                 (the default) reads it from the server's ``Server`` header.
-            timeout: seconds one request may take.
+            timeout: seconds one request may take (the whole exchange, not each read).
+            max_bytes: bytes a reply may hold (a larger one is refused as it streams).
             client: an HTTP client to use instead of a new one.
         """
         self.query_url = query_url
@@ -126,8 +131,9 @@ class RemoteStore:
         self.store_url = store_url
         self.graph_prefix = graph_prefix
         self.engine = engine
-        auth = httpx.DigestAuth(user, password) if user else None
-        self._client = client or httpx.Client(timeout=timeout, auth=auth)
+        self._http = SparqlClient(
+            timeout=timeout, max_bytes=max_bytes, user=user, password=password, client=client
+        )
         # Set by a follower (the server's public mirror) to learn of every committed write.
         self.changes: ChangeLog | None = None
 
@@ -144,11 +150,13 @@ class RemoteStore:
         content: bytes | None = None,
         params: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
-    ) -> httpx.Response:
+    ) -> Reply:
         try:
-            response = self._client.post(
-                url, data=data, content=content, params=params, headers=headers
+            response = self._http.send(
+                "POST", url, data=data, content=content, params=params, headers=headers
             )
+        except EndpointFailure as exc:
+            raise RemoteStoreError(f"{exc}{_UNKNOWN}") from exc
         except httpx.ConnectError as exc:
             raise RemoteStoreError(f"Cannot reach {url}: {exc}") from exc
         except httpx.TimeoutException as exc:
@@ -516,7 +524,7 @@ class RemoteStore:
 
     def close(self) -> None:
         """Close the HTTP client."""
-        self._client.close()
+        self._http.close()
 
 
 class EndpointFailure(RemoteStoreError):
@@ -530,6 +538,138 @@ class EndpointFailure(RemoteStoreError):
 RESULTS_JSON = "application/sparql-results+json"
 
 
+class Reply(NamedTuple):
+    """What a server answered: status, headers and the whole body."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        """Return the body as text (bytes that are no UTF-8 replaced)."""
+        return self.content.decode("utf-8", "replace")
+
+
+class SparqlClient:
+    """The one SPARQL-over-HTTP client: a remote store's queries, updates and loads, and the
+    queries that knowledge-base lookups and systems send to an endpoint (``fetch_results``),
+    are exchanges of ``send``: one deadline for the whole exchange (httpx's timeout bounds
+    each read, so a server sending a byte now and then held a reader as long as it liked)
+    and a cap on the bytes of the body, read as it streams (never more)."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        max_bytes: int,
+        user: str = "",
+        password: str = "",
+        client: httpx.Client | None = None,
+    ) -> None:
+        """Exchange within ``timeout`` seconds and ``max_bytes`` of body each (HTTP digest
+        authentication as ``user`` when one is given)."""
+        auth = httpx.DigestAuth(user, password) if user else None
+        self._client = client or httpx.Client(timeout=timeout, auth=auth)
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: dict[str, str] | None = None,
+        data: dict[str, str | list[str]] | None = None,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        deadline: float | None = None,
+    ) -> Reply:
+        """Send one request and return the reply, by ``deadline`` (``time.monotonic``; by
+        default ``timeout`` seconds from now).
+
+        Raises:
+            EndpointFailure: (``final``) the body passed ``max_bytes`` or the deadline passed.
+            httpx.HTTPError: the exchange failed (no connection, a read timed out, …).
+        """
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout
+        chunks: list[bytes] = []
+        total = 0
+        with self._client.stream(
+            method,
+            url,
+            params=params,
+            data=data,
+            content=content,
+            headers=headers,
+            timeout=max(0.001, deadline - time.monotonic()),
+        ) as response:
+            for chunk in response.iter_bytes():
+                total += len(chunk)
+                if total > self.max_bytes:
+                    raise EndpointFailure(
+                        f"the result is larger than {self.max_bytes} bytes", final=True
+                    )
+                if time.monotonic() > deadline:
+                    raise EndpointFailure(
+                        f"the query ran longer than {self.timeout:g} s", final=True
+                    )
+                chunks.append(chunk)
+        return Reply(response.status_code, response.headers, b"".join(chunks))
+
+    def results(
+        self,
+        url: str,
+        query: str,
+        *,
+        methods: tuple[str, ...] = ("GET", "POST"),
+        accept: str = RESULTS_JSON,
+    ) -> bytes:
+        """Return the body an endpoint answers ``query`` with: sent by each of ``methods`` in
+        turn until one succeeds (long queries, endpoints refusing GET), all by one deadline.
+
+        Raises:
+            EndpointFailure: every method failed (the last one's reason), or the result was
+                too large or too slow (``final``).
+        """
+        deadline = time.monotonic() + self.timeout
+        failure = EndpointFailure(f"no method to ask {url}")
+        for method in methods:
+            form = {"query": query}
+            try:
+                reply = self.send(
+                    method,
+                    url,
+                    params=form if method == "GET" else None,
+                    data=dict(form) if method != "GET" else None,
+                    headers={"Accept": accept},
+                    deadline=deadline,
+                )
+            except EndpointFailure as exc:
+                if exc.final:
+                    raise
+                failure = exc
+                continue
+            except (httpx.HTTPError, OSError) as exc:
+                failure = EndpointFailure(f"the endpoint failed: {str(exc)[:300]}")
+                continue
+            if reply.status_code == 200:
+                return reply.content
+            failure = EndpointFailure(f"the endpoint answered HTTP {reply.status_code}")
+        raise failure
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._client.close()
+
+    def __enter__(self) -> SparqlClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
 def fetch_results(
     url: str,
     query: str,
@@ -539,49 +679,11 @@ def fetch_results(
     methods: tuple[str, ...] = ("GET", "POST"),
     accept: str = RESULTS_JSON,
 ) -> bytes:
-    """Return the body a SPARQL endpoint answers ``query`` with: sent by each of ``methods`` in
-    turn until one succeeds (long queries, endpoints refusing GET), all within ``timeout``
-    seconds and ``max_bytes`` of body (read as it streams; never more).
+    """Return the body a SPARQL endpoint answers ``query`` with (``SparqlClient.results``,
+    within ``timeout`` seconds and ``max_bytes`` of body).
 
     Raises:
-        EndpointFailure: every method failed (the last one's reason), or the result was too
-            large or too slow (``final``).
+        EndpointFailure: every method failed, or the result was too large or too slow.
     """
-    deadline = time.monotonic() + timeout
-    failure = EndpointFailure(f"no method to ask {url}")
-    for method in methods:
-        try:
-            return _exchange(url, method, query, deadline, timeout, max_bytes, accept)
-        except EndpointFailure as exc:
-            if exc.final:
-                raise
-            failure = exc
-        except (httpx.HTTPError, OSError) as exc:
-            failure = EndpointFailure(f"the endpoint failed: {str(exc)[:300]}")
-    raise failure
-
-
-def _exchange(
-    url: str, method: str, query: str, deadline: float, timeout: float, max_bytes: int, accept: str
-) -> bytes:
-    remaining = max(0.001, deadline - time.monotonic())
-    sent = {"params": {"query": query}} if method == "GET" else {"data": {"query": query}}
-    chunks: list[bytes] = []
-    total = 0
-    with httpx.stream(
-        method,
-        url,
-        **sent,  # type: ignore[arg-type]
-        headers={"Accept": accept},
-        timeout=remaining,
-    ) as response:
-        if response.status_code != 200:
-            raise EndpointFailure(f"the endpoint answered HTTP {response.status_code}")
-        for chunk in response.iter_bytes():
-            total += len(chunk)
-            if total > max_bytes:
-                raise EndpointFailure(f"the result is larger than {max_bytes} bytes", final=True)
-            if time.monotonic() > deadline:
-                raise EndpointFailure(f"the query ran longer than {timeout:g} s", final=True)
-            chunks.append(chunk)
-    return b"".join(chunks)
+    with SparqlClient(timeout=timeout, max_bytes=max_bytes) as client:
+        return client.results(url, query, methods=methods, accept=accept)
