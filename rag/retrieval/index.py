@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import io
 import json
 import math
 import mmap
 import multiprocessing
+import sys
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable, Container, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -389,7 +392,7 @@ class LiteratureIndex:
             committed = True
         finally:
             if not committed:
-                writer.cancel()
+                _abandon(writer)
         if late:
             # deleted in the same call that added them: Whoosh deletes committed documents only
             with self._ix.writer() as cleaner:
@@ -546,6 +549,55 @@ class LiteratureIndex:
         """Return the stored article with this PMID, or ``None``."""
         stored = self._current_searcher().document(pmid=pmid)
         return _article(stored) if stored else None
+
+
+def _abandon(writer: Any) -> None:
+    """Give up a writer that did not commit: cancel it, and close every file it still holds.
+
+    A commit that fails (a full disk) marks Whoosh's writer closed and releases its lock, but
+    leaves its segment files (terms, postings) and its posting pool's run files open: the
+    cancel that followed raised, and the files stayed open until the garbage collector found
+    them (issue 41). They are found by following the writer's attributes (a few levels), and
+    the locals of the frames the failure came through, to their file objects. Best effort:
+    the failure that got here is the one to report.
+    """
+    if not writer.is_closed:
+        with contextlib.suppress(Exception):
+            writer.cancel()
+    # the frames the failure came through hold the files they were writing, too
+    roots: list[object] = [writer]
+    trace = sys.exc_info()[2]
+    while trace is not None:
+        roots.append(dict(trace.tb_frame.f_locals))
+        trace = trace.tb_next
+    for handle in _files_of(roots):
+        with contextlib.suppress(Exception):
+            handle.close()  # a buffered file whose flush fails still closes its descriptor
+
+
+def _files_of(root: object, depth: int = 6) -> list[io.IOBase]:
+    """Return the open file objects reachable from ``root`` through attributes, lists and
+    dictionaries, at most ``depth`` steps away."""
+    found: list[io.IOBase] = []
+    seen: set[int] = set()
+    # breadth first: an object is met first by its shortest path, so its files are in reach
+    todo: deque[tuple[object, int]] = deque([(root, 0)])
+    while todo:
+        item, level = todo.popleft()
+        if id(item) in seen or level > depth:
+            continue
+        seen.add(id(item))
+        if isinstance(item, io.IOBase):
+            if not item.closed:
+                found.append(item)
+            continue
+        if isinstance(item, dict):
+            todo += [(value, level + 1) for value in item.values()]
+        elif isinstance(item, list | tuple | set):
+            todo += [(value, level + 1) for value in item]
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            todo += [(value, level + 1) for value in vars(item).values()]
+    return found
 
 
 def _release(held: list[Any], ix: Any) -> None:
