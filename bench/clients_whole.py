@@ -12,16 +12,27 @@ by each client, unchanged, and its triple count compared with the page's N-Tripl
 - ``rapper`` (Debian's raptor2-utils) and Jena's ``arq.sparql --data=URL`` (Debian's
   libapache-jena-java), each dereferencing the page itself.
 
+Each page is also read in every RDF form the server offers (Turtle, JSON-LD, N-Triples,
+RDF/XML, N-Quads, TriG) with pyoxigraph's parsers, the triples of each compared with the
+N-Triples form ("forms").
+
 It prints, per client, the pages read and how many were read whole, and the largest page.
 The clients come from ``./dev test`` (npm ci in tests/clients, the Debian packages).
 
     .venv/bin/python bench/clients_whole.py [--systems 10] [--questions 408] [--tasks 6]
+
+With ``--wrong-iris N`` the experiment is issue 41's attack instead: one answers-file system
+that answers each of ``--questions`` questions with N wrong IRIs (at 100 x 3,000 its task
+held 980,419 quads, and every RDF form of it was a 500):
+
+    .venv/bin/python bench/clients_whole.py --wrong-iris 3000 --questions 100
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import socket
@@ -32,6 +43,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -39,12 +51,20 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from experiment_page import build_wide_experiment  # noqa: E402
+from experiment_page import _question, build_wide_experiment  # noqa: E402
 from pyld import jsonld  # noqa: E402
+from pyoxigraph import RdfFormat, parse  # noqa: E402
 from rdflib import Graph  # noqa: E402
 from waitress import wasyncore  # noqa: E402
 
+from evaluators.datasets import library  # noqa: E402
+from evaluators.experiments.runner import ExperimentRequest, SystemRequest  # noqa: E402
+from evaluators.systems.protocol import SystemKind  # noqa: E402
 from server import httpd  # noqa: E402
+from server.app import create_app  # noqa: E402
+from server.config import config_from_dict  # noqa: E402
+from server.services import RUNNER_KEY  # noqa: E402
+from server.web.representations import DOCUMENT_FORMATS  # noqa: E402
 from tests.clients.jena import jena_command  # noqa: E402
 
 CLIENTS = REPO / "tests" / "clients"
@@ -56,6 +76,63 @@ def _run(command: list[str]) -> str:
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-500:])
     return done.stdout
+
+
+def build_attacked_experiment(
+    folder: Path, base: str, questions: int, wrong: int
+) -> tuple[Any, str, int]:
+    """Create an app over a fresh store in ``folder`` holding one published experiment: one
+    answers-file system answering each of ``questions`` questions with ``wrong`` wrong IRIs
+    (issue 41's attack); return the app, the experiment id and its number of tasks."""
+    config = config_from_dict(
+        {
+            "server": {"base_iri": base, "demo": False, "query_workers": 1},
+            "store": {"data_dir": str(folder / "data")},
+        },
+        source=REPO / "config.toml",
+    )
+    app = create_app(config)
+    svc = app.extensions["services"]
+    dataset = folder / "wide.json"
+    gold = [_question(n, n) for n in range(1, questions + 1)]
+    dataset.write_text(json.dumps({"dataset": {"id": "wide"}, "questions": gold}), "utf-8")
+    mine = []
+    for n in range(1, questions + 1):
+        question = _question(n, n)
+        bindings = [
+            {"x": {"type": "uri", "value": f"http://dbpedia.org/resource/Wrong_{n}_{k}"}}
+            for k in range(wrong)
+        ]
+        question["answers"] = [{"head": {"vars": ["x"]}, "results": {"bindings": bindings}}]
+        mine.append(question)
+    answers = folder / "attacker.json"
+    answers.write_text(json.dumps({"questions": mine}), "utf-8")
+    library.load_dataset(svc.store, base, dataset, name="wide")
+    svc.notify_write()
+    runner = app.extensions[RUNNER_KEY]
+    request = SystemRequest("attacker", SystemKind.ANSWER_FILE, answers_path=answers)
+    run = runner.submit(ExperimentRequest(systems=(request,), datasets=("wide",), publish=True))
+    runner.run(run.id)
+    return app, run.id, len(runner.summary(run.id).tasks)
+
+
+def every_form(url: str) -> int:
+    """Read the page at ``url`` in every RDF form the server offers (pyoxigraph's parsers);
+    return its triples when every form holds the same ones (else raise, naming the form)."""
+    found: dict[str, int] = {}
+    for rep in DOCUMENT_FORMATS:
+        if rep.rdf_format is None:
+            continue
+        reply = httpx.get(url, headers={"Accept": rep.media_type}, timeout=300)
+        reply.raise_for_status()
+        triples = {
+            (q.subject, q.predicate, q.object)
+            for q in parse(reply.content, rep.rdf_format, base_iri=url)
+        }
+        found[rep.extension] = len(triples)
+    if len(set(found.values())) != 1:
+        raise RuntimeError(f"the forms disagree: {found}")
+    return found[RdfFormat.N_TRIPLES.file_extension]
 
 
 def readers(work: Path) -> dict[str, Callable[[str], int]]:
@@ -92,6 +169,7 @@ def readers(work: Path) -> dict[str, Callable[[str], int]]:
         return len([line for line in nquads.splitlines() if line.strip()])
 
     found: dict[str, Callable[[str], int]] = {
+        "forms": every_form,
         "rdflib": lambda url: len(Graph().parse(url, format="turtle")),
         "pyld": pyld_read,
     }
@@ -156,13 +234,23 @@ def main() -> int:
     parser.add_argument("--systems", type=int, default=10)
     parser.add_argument("--questions", type=int, default=408)
     parser.add_argument("--tasks", type=int, default=0, help="read only the first N tasks")
+    parser.add_argument(
+        "--wrong-iris", type=int, default=0, help="one system answering N wrong IRIs a question"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
         started = time.perf_counter()
-        app, experiment, tasks = build_wide_experiment(folder, base, args.systems, args.questions)
+        if args.wrong_iris:
+            app, experiment, tasks = build_attacked_experiment(
+                folder, base, args.questions, args.wrong_iris
+            )
+        else:
+            app, experiment, tasks = build_wide_experiment(
+                folder, base, args.systems, args.questions
+            )
         svc = app.extensions["services"]  # type: ignore[attr-defined]
         settings = svc.config.server
         # as `qabench serve` does: the query workers write anonymous readers' documents
@@ -170,8 +258,18 @@ def main() -> int:
         svc.pool.wait_ready(60)
         servers, events, adjustments = httpd.create_servers(app, settings, "127.0.0.1", port)
         threading.Thread(target=httpd.run, args=(servers, events, adjustments), daemon=True).start()
-        print(f"experiment of {args.systems} systems x {args.questions} questions ({tasks} "
-              f"tasks) built in {time.perf_counter() - started:.0f} s")  # fmt: skip
+        shape = (
+            f"one system answering {args.wrong_iris:,} wrong IRIs to each of {args.questions}"
+            if args.wrong_iris
+            else f"{args.systems} systems x {args.questions}"
+        )
+        graph = f"{base}/graph/experiment/{experiment}"
+        quads = svc.store.query(
+            f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"
+        )
+        print(f"experiment of {shape} questions ({tasks} tasks, "
+              f"{int(next(iter(quads))['n'].value):,} quads) built in "
+              f"{time.perf_counter() - started:.0f} s (load {os.getloadavg()})")  # fmt: skip
         chosen = range(1, (args.tasks or tasks) + 1)
         docs = [
             f"{base}/experiment/{experiment}",

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,26 +78,36 @@ def _visible(client: httpx.Client, name: str) -> bool:
     return reply.status_code == 200 and reply.json().get("boolean") is True
 
 
-def _page_seconds(client: httpx.Client, url: str) -> tuple[float, httpx.Response]:
+def _page_seconds(client: httpx.Client, url: str, media: str) -> tuple[float, httpx.Response]:
     started = time.perf_counter()
-    reply = client.get(url, headers={"Accept": "application/n-triples"})
+    reply = client.get(url, headers={"Accept": media})
     if reply.status_code != 200:
         raise RuntimeError(f"{url}: {reply.status_code} {reply.text[:200]}")
     return time.perf_counter() - started, reply
 
 
+# Each page is asked once in each of these forms: every request is one the server has not
+# answered before (its bodies are kept per form), so each time is a page read and written.
+_FORMS = ("application/n-triples", "text/turtle", "application/n-quads")
+
+
 def graph_pages(client: httpx.Client) -> str:
-    """Return the times of the first and the last page of the KB's document (its graph)."""
-    first_cold, reply = _page_seconds(client, "/kb/dbpedia")
+    """Return the times of the first and the last page of the KB's document (its graph),
+    each read cold (the first request after the start included)."""
+    first_cold, reply = _page_seconds(client, "/kb/dbpedia", "application/trig")
     last = [int(n) for n in re.findall(r'page=(\d+)>; rel="last"', reply.headers.get("Link", ""))]
     if not last:
         return "graph pages: one page only"
-    firsts = [_page_seconds(client, "/kb/dbpedia")[0] for _ in range(3)]
-    lasts = [_page_seconds(client, f"/kb/dbpedia?page={last[0]}")[0] for _ in range(3)]
+    firsts, lasts = [], []
+    for media in _FORMS:
+        firsts.append(_page_seconds(client, "/kb/dbpedia", media)[0])
+        lasts.append(_page_seconds(client, f"/kb/dbpedia?page={last[0]}", media)[0])
+    first, final = statistics.median(firsts), statistics.median(lasts)
     return (
-        f"graph pages of the KB document ({last[0]} pages): first request {first_cold:.2f} s "
-        f"(lays the pages out), then page 1 {min(firsts):.3f} s, page {last[0]} "
-        f"{min(lasts):.3f} s (ratio {min(lasts) / min(firsts):.2f}, target <= 2)"
+        f"graph pages of the KB document ({last[0]} pages), each request a page not asked "
+        f"before: the first after the start {first_cold:.2f} s; then medians over "
+        f"{len(_FORMS)} forms: page 1 {first:.3f} s, page {last[0]} {final:.3f} s "
+        f"(ratio {final / first:.2f}, target <= 2)"
     )
 
 
