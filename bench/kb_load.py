@@ -10,9 +10,12 @@ DBpedia-like N-Triples file of ``N`` triples (``bench/scale.write_kb``), then in
 * ``python -m server kb load`` of this checkout (``PYTHONPATH`` is the repository), into a
   fresh data directory: the whole command, start-up included.
 
-Then it starts ``qabench serve`` over the loaded data directory and times, for the first three
-dataset uploads after the start, the seconds from sending the upload until ``/sparql`` sees
-it (target: the first within 2 s). Loopback only; every child process is stopped at the end.
+The target is ``kb load`` within 1.5 times ``oxigraph load`` into the default graph (best of
+the rounds). Then it starts ``qabench serve`` over the loaded data directory and times, for the
+first three dataset uploads after the start, the seconds from sending the upload until
+``/sparql`` sees it (target: the first within 2 s), and the first and the last page of the
+knowledge base's document (target: the last within 2 times the first). Loopback only; every
+child process is stopped at the end.
 """
 
 from __future__ import annotations
@@ -192,14 +195,15 @@ def run(triples: int, rounds: int, tmp: str | None) -> int:
         for name, values in times.items():
             print(f"{name:>8}: " + ", ".join(f"{v:.1f} s" for v in values))
         same = best["qabench"] / best["graph"]
-        print(f"qabench / oxigraph load --graph (same work): {same:.2f} (target <= 1.5)")
-        print(f"qabench / oxigraph load (default graph): {best['qabench'] / best['default']:.2f}")
+        plain = best["qabench"] / best["default"]
+        print(f"qabench / oxigraph load --graph (the same six indexes): {same:.2f}")
+        print(f"qabench / oxigraph load (default graph): {plain:.2f} (target <= 1.5)")
         writes = first_writes(data)
         print(
             "first writes after a start, visible to /sparql after: "
             + ", ".join(f"{w:.2f} s" for w in writes)
             + " (target: the first within 2 s)"
         )
-        return 0 if same <= 1.5 and writes[0] <= 2.0 else 1
+        return 0 if plain <= 1.5 and writes[0] <= 2.0 else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
