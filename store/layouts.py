@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pyoxigraph import BlankNode, NamedNode, QuerySolutions
+from pyoxigraph import BlankNode, NamedNode, QueryResultsFormat, QuerySolutions
 
 from store.changes import ChangeJournal
 from store.errors import StoreError
@@ -128,27 +128,31 @@ def _starts(counts: Iterable[int], page_quads: int) -> list[tuple[int, int]]:
     return starts
 
 
-def count_subjects(store: _Queryable, graph: NamedNode) -> list[tuple[Subject, int]]:
-    """Return each subject of ``graph`` with its number of quads (counted by the engine)."""
+def count_subjects(store: _Queryable, graph: NamedNode) -> list[tuple[bytes, int]]:
+    """Return each subject of ``graph`` (as N-Triples writes it) with its number of quads,
+    counted by the engine. The rows come as the engine writes them in TSV: no term objects
+    are made (at 1 M quads that was a quarter of the layout's cost)."""
     # The graph is written through its term object (never pasted text): str() gives <iri>.
     result = store.query(
         f"SELECT ?s (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }} GROUP BY ?s"
     )
     if not isinstance(result, QuerySolutions):
         raise StoreError("Counting a graph's subjects gave no solutions")
-    rows: list[tuple[Subject, int]] = []
-    for solution in result:
-        subject, count = solution["s"], solution["n"]
-        if isinstance(subject, NamedNode | BlankNode) and count is not None:
-            rows.append((subject, int(count.value)))
+    data = result.serialize(format=QueryResultsFormat.TSV) or b""
+    rows: list[tuple[bytes, int]] = []
+    for line in data.split(b"\n")[1:]:
+        subject, _, count = line.partition(b"\t")
+        if count and subject[:1] in (b"<", b"_"):  # an IRI or a blank node
+            rows.append((subject, int(count)))
     return rows
 
 
-def in_memory(rows: Sequence[tuple[Subject, int]], page_quads: int = PAGE_QUADS) -> GraphLayout:
-    """Return the layout of a graph whose subjects and counts are ``rows``."""
+def in_memory(rows: Sequence[tuple[bytes, int]], page_quads: int = PAGE_QUADS) -> GraphLayout:
+    """Return the layout of a graph whose subjects (N-Triples) and counts are ``rows``."""
     counts = [count for _subject, count in rows]
     starts = tuple(_starts(counts, page_quads))
-    return GraphLayout(sum(counts), starts, len(rows), rows=tuple(rows))
+    terms = tuple((_term(subject.decode("utf-8")), count) for subject, count in rows)
+    return GraphLayout(sum(counts), starts, len(rows), rows=terms)
 
 
 def _term(text: str) -> Subject:
@@ -212,13 +216,13 @@ class LayoutShelf:
         return GraphLayout(quads, tuple((a, b) for a, b in starts), end, path=path, mark=mark)
 
     def save(
-        self, graph: NamedNode, rows: Sequence[tuple[Subject, int]], page_quads: int, mark: int
+        self, graph: NamedNode, rows: Sequence[tuple[bytes, int]], page_quads: int, mark: int
     ) -> GraphLayout:
         """Write the layout of ``graph`` (made from ``rows`` at journal entry ``mark``) and
         return it; on a write error (a full disk) the layout is returned in memory."""
         counts = [count for _subject, count in rows]
         index_starts = _starts(counts, page_quads)
-        lines = [f"{count} {subject}\n".encode() for subject, count in rows]
+        lines = [b"%d %s\n" % (count, subject) for subject, count in rows]
         offsets = [0]
         for line in lines:
             offsets.append(offsets[-1] + len(line))
