@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,9 @@ class GraphLayout:
     rows: tuple[tuple[Subject, int], ...] | None = None
     path: Path | None = None
     mark: int = 0
+    # which making of the file this is (a file made again has other offsets, even at one mark:
+    # the engine's subject order is not fixed)
+    made: str = ""
 
     @property
     def pages(self) -> int:
@@ -97,7 +101,7 @@ class GraphLayout:
         try:
             with self.path.open("rb") as fh:
                 header = _header(fh.readline())
-                if header.get("mark") != self.mark:
+                if header.get("made") != self.made:
                     raise StoreError(f"The page layout {self.path.name} was made again")
                 body = fh.tell()
                 fh.seek(body + first)
@@ -106,7 +110,8 @@ class GraphLayout:
                     data += fh.readline()
         except OSError as exc:
             raise StoreError(f"Cannot read the page layout {self.path.name}: {exc}") from exc
-        return [_row(line) for line in data.decode("utf-8").splitlines()]
+        # split on newlines only: an IRI may hold U+2028, which str.splitlines() splits on
+        return [_row(line.decode("utf-8")) for line in data.split(b"\n") if line]
 
 
 def _starts(counts: Iterable[int], page_quads: int) -> list[tuple[int, int]]:
@@ -213,7 +218,10 @@ class LayoutShelf:
         quads, end = header.get("quads"), header.get("end")
         if not isinstance(starts, list) or not isinstance(quads, int) or not isinstance(end, int):
             return None
-        return GraphLayout(quads, tuple((a, b) for a, b in starts), end, path=path, mark=mark)
+        made = str(header.get("made"))
+        return GraphLayout(
+            quads, tuple((a, b) for a, b in starts), end, path=path, mark=mark, made=made
+        )
 
     def save(
         self, graph: NamedNode, rows: Sequence[tuple[bytes, int]], page_quads: int, mark: int
@@ -232,6 +240,7 @@ class LayoutShelf:
             "graph": graph.value,
             "epoch": self._journal.epoch,
             "mark": mark,
+            "made": (made := secrets.token_hex(8)),
             "page_quads": page_quads,
             "quads": sum(counts),
             "starts": starts,
@@ -252,7 +261,7 @@ class LayoutShelf:
             with contextlib.suppress(OSError):
                 partial.unlink(missing_ok=True)
             return in_memory(rows, page_quads)
-        return GraphLayout(sum(counts), tuple(starts), offsets[-1], path=path, mark=mark)
+        return GraphLayout(sum(counts), tuple(starts), offsets[-1], path=path, mark=mark, made=made)
 
     def forget(self, graphs: Iterable[NamedNode]) -> None:
         """Remove the stored layouts of ``graphs`` (dropped, or changed)."""

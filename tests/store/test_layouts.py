@@ -133,3 +133,25 @@ def test_a_layout_that_cannot_be_kept_is_used_from_memory(tmp_path: Path) -> Non
         assert len(set(got)) == 210
     finally:
         store.close()
+
+
+def test_a_subject_whose_iri_holds_a_line_separator_keeps_its_line(tmp_path: Path) -> None:
+    # U+2028 may stand in an IRI; str.splitlines() would have cut the layout's line there.
+    store = TripleStore.open(tmp_path / "store")
+    try:
+        odd = NamedNode("http://e.test/a\u2028b")
+        p = NamedNode("http://e.test/p")
+        quads = [Quad(odd, p, Literal(str(n)), GRAPH) for n in range(3)]
+        quads += [Quad(NamedNode(f"http://e.test/s{n}"), p, Literal("x"), GRAPH) for n in range(3)]
+        store.add(quads)
+        made = store.layout(GRAPH, 2)
+        assert made.path is not None and made.pages == 3
+        read = [
+            q
+            for page in range(1, 4)
+            for s, a, b in made.page(page)
+            for q in list(store.quads(s, None, None, GRAPH))[a:b]
+        ]
+        assert sorted(map(str, read)) == sorted(map(str, quads))
+    finally:
+        store.close()
