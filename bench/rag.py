@@ -317,6 +317,11 @@ def main() -> None:
         help="folder of the BioASQ 7b-11b golden files (Task{7..11}BGoldenEnriched/), for "
         "the parts heldb (phase B on later years) and abstain (answering and abstaining)",
     )
+    parser.add_argument(
+        "--words-only",
+        action="store_true",
+        help="abstain: judge the evidence by its words alone (no sentence model)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     parts = args.parts.split(",")
@@ -331,7 +336,9 @@ def main() -> None:
         if "heldb" in parts:
             report["trust"] |= trust.held_out_phase_b(quality, args.held_out)
         if "abstain" in parts:
-            report["trust"] |= trust.abstention(quality, args.data, args.held_out, args.work)
+            report["trust"] |= trust.abstention(
+                quality, args.data, args.held_out, args.work, words_only=args.words_only
+            )
     if args.json:
         print(json.dumps(report, indent=2))
         return

@@ -50,6 +50,7 @@ from typing import Any
 from evaluators.formats import parse_bytes
 from rag.corpus.bioasq_snippets import read_bioasq_snippets
 from rag.corpus.reader import read_corpus
+from rag.models.dense import DenseScorer
 from rag.models.generators import ExtractiveGenerator
 from rag.pipeline import RagSystem
 from rag.retrieval.index import open_index, write_manifest
@@ -88,7 +89,7 @@ def as_gold(quality: Any, questions: list[dict[str, Any]]) -> Any:
     )
 
 
-def yesno_classes(gold: Any, runs: list[RagRun]) -> dict[str, Any]:
+def yesno_classes(gold: Any, runs: list[tuple[str, RagRun]]) -> dict[str, Any]:
     """Per yes/no class: its base rate, and the precision and recall of answering it."""
     pairs = []
     for run_id, run in runs:
@@ -136,15 +137,16 @@ def build_index(directory: Path, name: str, sources: list[Path], snippets: bool)
     return directory
 
 
-def system_over(directory: Path) -> RagSystem:
-    """The extractive RAG system over an index directory."""
+def system_over(directory: Path, meaning: DenseScorer | None = None) -> RagSystem:
+    """The extractive RAG system over an index directory (weighing meaning with ``meaning``,
+    as ``qabench ask`` does when the sentence model is installed)."""
 
     @contextlib.contextmanager
     def opened() -> Iterator[Retriever]:
         with open_index(directory) as index:
             yield WhooshRetriever(index)
 
-    return RagSystem(opened, ExtractiveGenerator(), RagSettings())
+    return RagSystem(opened, ExtractiveGenerator(), RagSettings(), meaning=meaning)
 
 
 def qald_questions(path: Path) -> list[dict[str, Any]]:
@@ -201,8 +203,12 @@ def set_report(
     return row
 
 
-def abstention(quality: Any, data: Path, held_dir: Path, work: Path) -> dict[str, Any]:
-    """The abstention sets (see the module docstring), each asked through the full pipeline."""
+def abstention(
+    quality: Any, data: Path, held_dir: Path, work: Path, *, words_only: bool = False
+) -> dict[str, Any]:
+    """The abstention sets (see the module docstring), each asked through the full pipeline,
+    with the sentence model weighing meaning (``rag.meaning_check``) unless ``words_only``."""
+    meaning = None if words_only else DenseScorer.load()
     b2013 = data / quality.TRAINING
     tune_files = year_files(held_dir, TUNE_YEARS)
     held_files = year_files(held_dir, HELD_YEARS)
@@ -237,9 +243,10 @@ def abstention(quality: Any, data: Path, held_dir: Path, work: Path) -> dict[str
     report: dict[str, Any] = {}
     for part, name, index, questions, inside in sets:
         started = time.perf_counter()
-        runs = ask_set(system_over(index), questions)
+        runs = ask_set(system_over(index, meaning), questions)
         row = set_report(quality, runs, questions, inside)
         row["ms/question"] = round((time.perf_counter() - started) * 1000 / max(1, len(runs)), 1)
+        row["evidence check"] = "words only" if words_only else "words and meaning"
         report[f"{part} | {name}"] = row
         print(f"  {part} {name}: {row['answered']}/{row['questions']} answered", flush=True)
     return report
@@ -274,6 +281,15 @@ def print_trust(report: dict[str, Any]) -> None:
                 f"| {part} | {label} | {row['questions']} | {row['answered share']:.3f} | "
                 f"{row['per type']} | {read_cell} | {row['ms/question']} |"
             )
+        for part in dict.fromkeys(name.split(" | ")[0] for name in rows):
+            off = [r for n, r in rows.items() if n.startswith(f"{part} | off")]
+            asked = sum(r["questions"] for r in off)
+            kept = asked - sum(r["answered"] for r in off)
+            if asked:
+                print(
+                    f"{part}: off-corpus questions abstained {kept} of {asked} "
+                    f"({100 * kept / asked:.1f} %; each one answered is a confident wrong answer)"
+                )
         for name, row in rows.items():
             if "scores, all" in row:
                 print(f"{name} scores, all questions: {json.dumps(row['scores, all'])}")

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 
 from rag.answering.answers import Answers
 from rag.answering.citations import CitedAnswer
-from rag.answering.evidence import judge, on_topic
+from rag.answering.evidence import judge, on_topic, read_sentences
 from rag.answering.exact import QUESTION_TYPES, ExactAnswer, question_type
 from rag.answering.extraction import StageOutput
 from rag.answering.snippets import SimilarityScorer, Snippet, bm25_scores
@@ -65,6 +65,8 @@ class _Run:
     # why the evidence does not answer the question (empty: it does)
     abstention: str = ""
     index: IndexLabel | None = None
+    # the question's closeness in meaning to the closest sentence read (None: not measured)
+    closeness: float | None = None
 
 
 class RagSystem:
@@ -80,6 +82,8 @@ class RagSystem:
         dense: SimilarityScorer | None = None,
         hybrid: Hybrid | None = None,
         hybrid_off: str = "off",
+        meaning: SimilarityScorer | None = None,
+        meaning_off: str = "off",
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._open = open_retriever
@@ -92,6 +96,10 @@ class RagSystem:
         self.hybrid = hybrid
         # why dense fusion does not run, when it does not (shown with the retrieval stage)
         self._hybrid_off = hybrid_off
+        # the sentence model that weighs whether the evidence is close to the question in
+        # meaning (``rag.answering.evidence.judge``), and why it does not when it does not
+        self._meaning = meaning
+        self._meaning_off = meaning_off
 
     def ask(
         self,
@@ -145,6 +153,7 @@ class RagSystem:
         dense = (
             ("dense_rerank", str(self._dense).lower()),
             ("dense_fusion", "on" if self.hybrid is not None else self._hybrid_off),
+            *self._meaning_settings(run),
         )
         documents = tuple(
             RetrievedDocument(d.rank, d.pmid, d.score, d.article.title) for d in result.documents
@@ -285,6 +294,30 @@ class RagSystem:
         run.warnings.extend(ranked.warnings)
         return ranked
 
+    def _meaning_settings(self, run: _Run) -> tuple[tuple[str, str], ...]:
+        """What the run records about the evidence check: words and meaning, or words only
+        (and why), and the closeness measured."""
+        if self._meaning is None:
+            return (("evidence_check", f"words only; meaning {self._meaning_off}"),)
+        check = ("evidence_check", "words and meaning (sentence model)")
+        if run.closeness is None:
+            return (check,)
+        return (check, ("evidence_closeness", f"{run.closeness:.3f}"))
+
+    def _closeness(self, run: _Run, documents: Sequence[tuple[str, str]]) -> float | None:
+        """The question's cosine with the closest sentence read (None without the model or
+        when it fails: the word rules then decide alone, and the run says so)."""
+        if self._meaning is None or not documents:
+            return None
+        read = read_sentences(documents)
+        try:
+            scores = self._meaning.similarities(run.question, read)
+        except (RuntimeError, ValueError) as exc:
+            run.warnings.append(f"meaning check failed ({exc}); the word rules decided alone")
+            return None
+        run.closeness = max(scores, default=0.0)
+        return run.closeness
+
     def _answered(
         self,
         run: _Run,
@@ -307,7 +340,13 @@ class RagSystem:
 
         def answer() -> Answers:
             if judged:
-                verdict = judge(run.question, run.kind, _judged_documents(evidence, articles))
+                documents = _judged_documents(evidence, articles)
+                verdict = judge(
+                    run.question,
+                    run.kind,
+                    documents,
+                    closeness=self._closeness(run, documents),
+                )
                 if not verdict.answered:
                     run.abstention = verdict.reason
                     nothing = "no snippets were found, so there is nothing to answer from"

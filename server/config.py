@@ -198,6 +198,9 @@ class RagConfig:
     generator: str = "extractive"
     # Dense reranking with the packaged MiniLM model (needs the "models" extra).
     dense_rerank: bool = False
+    # Weigh whether the evidence answers the question by meaning too (the packaged MiniLM
+    # sentence model; rag.answering.evidence): on when the model is installed, else words only.
+    meaning_check: bool = True
     # Hybrid retrieval: fuse BM25 with MiniLM cosines of the stored document vectors
     # (``qabench index embed``); used when the index has vectors and the model is installed.
     dense_fusion: bool = True

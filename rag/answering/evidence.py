@@ -21,7 +21,16 @@ any of its sentences (the document addresses the question's subject) and:
 * summary: the document is enough.
 
 Otherwise the run abstains and says what was searched and what was found ("none of the 50
-documents mentions COVID-19"). The rules have no threshold but the share of an anchor's words;
+documents mentions COVID-19").
+
+**Meaning.** Words are matched, not meaning: an abstract about something else can mention every
+anchor, and an abstract that answers in other words ("preterm infants" for "premature babies")
+mentions none. With the sentence model installed (``rag.meaning_check``, the packaged MiniLM),
+the caller also gives ``judge`` the **closeness** of the question to the closest of the first
+``READ_SENTENCES`` sentences read (the cosine of their embeddings): an answer the words allow
+still needs ``CLOSE_ENOUGH``; a sentence at ``CLOSE_ALONE`` or closer answers although the
+words differ. Both were chosen on the tune sets and measured on the held-out years
+(docs/rag-answering.md). The rules have no threshold but the share of an anchor's words;
 they were chosen on BioASQ 2013 and the 2019-2020 (7b, 8b) questions against indexes that do and
 do not hold their documents, and are measured on held-out years (``bench/rag.py``,
 docs/rag-answering.md). Pure.
@@ -81,6 +90,12 @@ _AUXILIARY = frozenset(
         "been",
     ]
 )
+# closeness (cosine, packaged MiniLM) the closest sentence read must reach besides the word rules,
+# and the closeness at which it answers in place of them; how many sentences are read for it
+CLOSE_ENOUGH = 0.5
+CLOSE_ALONE = 0.7
+READ_SENTENCES = 40
+
 _WH = frozenset(["which", "what", "who", "whom", "where", "when", "how", "name", "list"])
 # British spellings and -ise forms, written the American way before stemming
 _SPELLINGS = (
@@ -358,18 +373,69 @@ class Verdict:
     reason: str = ""
     # anchors no document mentions
     missing: tuple[str, ...] = ()
+    # the closeness in meaning of the closest sentence read (None: not measured)
+    closeness: float | None = None
+    # answered because a sentence is close in meaning although the words differ
+    by_meaning: bool = False
 
 
-def judge(question: str, kind: str, documents: Sequence[tuple[str, str]]) -> Verdict:
+def judge(
+    question: str,
+    kind: str,
+    documents: Sequence[tuple[str, str]],
+    *,
+    closeness: float | None = None,
+) -> Verdict:
     """Decide whether ``documents`` ((id, text) pairs: the articles the answer would rest on)
-    answer ``question`` of type ``kind`` (see the module docstring).
+    answer ``question`` of type ``kind`` (see the module docstring); ``closeness`` is the
+    question's cosine with the closest of ``read_sentences(documents)`` when a sentence model
+    measured it.
 
     >>> docs = [("1", "Hepatitis B virus causes liver cirrhosis.")]
     >>> judge("Which virus causes COVID-19?", "factoid", docs).reason
     'no abstract read mentions COVID-19'
     >>> judge("Which virus causes liver cirrhosis?", "factoid", docs).answered
     True
+    >>> judge("Which virus causes liver cirrhosis?", "factoid", docs, closeness=0.31).reason[-40:]
+    'in meaning (closest 0.31, needed 0.50)'
+    >>> judge("Which virus causes COVID-19?", "factoid", docs, closeness=0.74).by_meaning
+    True
     """
+    by_words = _by_words(question, kind, documents)
+    if closeness is None or not documents:
+        return by_words
+    measured = replace(by_words, closeness=closeness)
+    if by_words.answered and closeness < CLOSE_ENOUGH:
+        return Verdict(
+            False,
+            f"the abstracts read mention {topic(question).named()}, but no sentence is close to "
+            f"the question in meaning (closest {closeness:.2f}, needed {CLOSE_ENOUGH:.2f})",
+            closeness=closeness,
+        )
+    if not by_words.answered and closeness >= CLOSE_ALONE:
+        return Verdict(True, closeness=closeness, by_meaning=True)
+    return measured
+
+
+def read_sentences(documents: Sequence[tuple[str, str]], limit: int = READ_SENTENCES) -> list[str]:
+    """Return the sentences whose closeness to the question ``judge`` weighs: the first
+    ``limit`` sentences of four words or more, document by document in the order given.
+
+    >>> read_sentences([("1", "Short one. Hepatitis B virus causes cirrhosis.")])
+    ['Hepatitis B virus causes cirrhosis.']
+    """
+    found: list[str] = []
+    for _, text in documents:
+        for sentence in sentences(text):
+            if len(sentence.split()) >= 4:
+                found.append(sentence)
+                if len(found) == limit:
+                    return found
+    return found
+
+
+def _by_words(question: str, kind: str, documents: Sequence[tuple[str, str]]) -> Verdict:
+    """The word rules of ``judge`` (the module docstring)."""
     about = topic(question)
     if not documents:
         return Verdict(False, "no abstract was found")

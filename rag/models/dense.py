@@ -13,6 +13,7 @@ torch's two spinning threads made one question take 0.9 s instead of 60 ms (meas
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,7 +73,9 @@ class DenseScorer:
 
     @classmethod
     def load(cls, model_path: Path | None = None) -> DenseScorer:
-        """Load a model from a local directory (default: the packaged MiniLM model).
+        """Return the model of a local directory (default: the packaged MiniLM model), loaded
+        once per process: every service, run and command shares it (read-only; it is 90 MB and
+        takes seconds to load).
 
         Args:
             model_path: a sentence-transformers model directory; ``None`` for the packaged one.
@@ -83,13 +86,20 @@ class DenseScorer:
         Raises:
             ModelUnavailableError: when sentence-transformers is missing or the model does not load.
         """
-        path = model_path or packaged_model_path()
+        return _loaded((model_path or packaged_model_path()).resolve())
+
+    @classmethod
+    def _read(cls, path: Path) -> DenseScorer:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise ModelUnavailableError(
                 f"sentence-transformers is missing; {INSTALL_HINT}"
             ) from exc
+        from transformers.utils import logging as transformers_logging
+
+        # no "Loading weights" progress bar on a user's terminal for a local read
+        transformers_logging.disable_progress_bar()
         try:
             model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
@@ -128,3 +138,16 @@ class DenseScorer:
                 show_progress_bar=False,
             )
         return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
+_LOADED: dict[Path, DenseScorer] = {}
+_LOADING = threading.Lock()
+
+
+def _loaded(path: Path) -> DenseScorer:
+    """The scorer of ``path``, read on first use (failures are not remembered here)."""
+    with _LOADING:
+        scorer = _LOADED.get(path)
+        if scorer is None:
+            scorer = _LOADED[path] = DenseScorer._read(path)
+        return scorer

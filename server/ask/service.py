@@ -157,6 +157,26 @@ class RagService:
                 self._dense = DenseScorer.load()
             return self._dense
 
+    def meaning(self) -> tuple[DenseScorer | None, str]:
+        """Return the sentence model that weighs whether the evidence is close to the question
+        in meaning, or ``None`` and why not (``rag.meaning_check`` off, or the model missing:
+        the word rules then decide alone, and every run says so)."""
+        if not self.config.rag.meaning_check:
+            return None, "off (rag.meaning_check = false)"
+        return self._loaded_scorer()
+
+    def _loaded_scorer(self) -> tuple[DenseScorer | None, str]:
+        """The MiniLM model, loaded once (its failure remembered, not retried per run)."""
+        with self._lock:
+            if self._dense is None and self._dense_error is None:
+                try:
+                    self._dense = DenseScorer.load()
+                except ModelUnavailableError as exc:
+                    self._dense_error = str(exc)
+            if self._dense is None:
+                return None, f"off: {self._dense_error}"
+            return self._dense, "on"
+
     def hybrid(self) -> tuple[Hybrid | None, str]:
         """Return the dense fusion stage, or ``None`` and why it is off.
 
@@ -175,14 +195,10 @@ class RagService:
             vectors = self._vectors[1]
             if vectors is None:
                 return None, "off: the index has no document vectors (run qabench index embed)"
-            if self._dense is None and self._dense_error is None:
-                try:
-                    self._dense = DenseScorer.load()
-                except ModelUnavailableError as exc:
-                    self._dense_error = str(exc)
-            if self._dense is None:
-                return None, f"off: {self._dense_error}"
-            return Hybrid(vectors, self._dense, rag.dense_weight, rag.dense_depth), "on"
+        dense, why = self._loaded_scorer()
+        if dense is None:
+            return None, why
+        return Hybrid(vectors, dense, rag.dense_weight, rag.dense_depth), "on"
 
     def index_pool(self) -> IndexPool:
         """Return the pool of the index that answers: the real literature index when there is
@@ -209,6 +225,7 @@ class RagService:
             ModelUnavailableError: when the generator's model cannot be loaded.
         """
         hybrid, why = self.hybrid()
+        meaning, meaning_off = self.meaning()
         return RagSystem(
             self.open_retriever,
             self.generator(generator),
@@ -216,6 +233,8 @@ class RagService:
             dense=self._dense_scorer(),
             hybrid=hybrid,
             hybrid_off=why,
+            meaning=meaning,
+            meaning_off=meaning_off,
         )
 
     def run_iri(self, run: RagRun) -> NamedNode:

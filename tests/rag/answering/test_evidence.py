@@ -14,10 +14,19 @@ from pathlib import Path
 import pytest
 
 from rag.answering.citations import AnswerSentence, CitedAnswer
-from rag.answering.evidence import judge, keys, on_topic, topic
+from rag.answering.evidence import (
+    CLOSE_ALONE,
+    CLOSE_ENOUGH,
+    judge,
+    keys,
+    on_topic,
+    read_sentences,
+    topic,
+)
 from rag.answering.support import support_scores
 from rag.corpus.article import Article
 from rag.corpus.reader import read_corpus
+from rag.models.dense import DenseScorer
 from rag.models.generators import ExtractiveGenerator
 from rag.pipeline import RagSystem
 from rag.retrieval.index import make_tokenizer, open_index, write_manifest
@@ -29,19 +38,35 @@ TOKENIZE = make_tokenizer()
 
 
 @pytest.fixture(scope="module")
-def cdr_system(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> RagSystem:
+def cdr_index(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("cdr-index")
     with open_index(directory, create=True) as index:
         for source in sorted((shared_data / CDR).glob("*.tsv")):
             index.add(read_corpus(source))
     write_manifest(directory, "CDR abstracts")
+    return directory
 
+
+def _over(directory: Path, meaning: DenseScorer | None = None) -> RagSystem:
     @contextlib.contextmanager
     def opened() -> Iterator[Retriever]:
         with open_index(directory) as index:
             yield WhooshRetriever(index)
 
-    return RagSystem(opened, ExtractiveGenerator(), RagSettings())
+    return RagSystem(opened, ExtractiveGenerator(), RagSettings(), meaning=meaning)
+
+
+@pytest.fixture(scope="module")
+def cdr_system(cdr_index: Path) -> RagSystem:
+    """The system over the CDR abstracts with the word rules alone (no sentence model)."""
+    return _over(cdr_index)
+
+
+@pytest.fixture(scope="module")
+def cdr_meaning_system(cdr_index: Path) -> RagSystem:
+    """The same with the packaged MiniLM model weighing meaning too (the default when it is
+    installed)."""
+    return _over(cdr_index, DenseScorer.load())
 
 
 def supported(run: RagRun) -> list[AnswerSentence]:
@@ -184,3 +209,58 @@ def test_amiodarone_lung_damage_is_answered_with_lung_damage(cdr_system: RagSyst
     assert names and "lung" in names[0], names
     assert "tissue" not in names[:2]
     assert not any(s.text.strip(" .").lower() == "tissue" for s in run.cited_answer.sentences)
+
+
+def test_closeness_in_meaning_is_needed_besides_the_words_and_can_stand_for_them() -> None:
+    docs = [("1", "Cisplatin causes kidney damage in many patients. It is a platinum drug.")]
+    question = "Does cisplatin cause kidney damage?"
+    assert judge(question, "yesno", docs).answered
+    assert judge(question, "yesno", docs).closeness is None  # no model: words alone decide
+    near = judge(question, "yesno", docs, closeness=CLOSE_ENOUGH)
+    assert near.answered and near.closeness == CLOSE_ENOUGH and not near.by_meaning
+    far = judge(question, "yesno", docs, closeness=CLOSE_ENOUGH - 0.01)
+    assert not far.answered and "close to the question in meaning" in far.reason
+    assert "closest 0.49, needed 0.50" in far.reason
+    # other words, close meaning: answered, and the verdict says how
+    other = "Do platinum drugs harm the renal tubules?"
+    assert not judge(other, "yesno", docs).answered
+    alone = judge(other, "yesno", docs, closeness=CLOSE_ALONE)
+    assert alone.answered and alone.by_meaning
+    assert not judge(other, "yesno", docs, closeness=CLOSE_ALONE - 0.01).answered
+    # nothing found stays nothing found, whatever a model says
+    assert judge(other, "yesno", [], closeness=0.99).reason == "no abstract was found"
+    # the sentences weighed: four words or more, in the order of the documents, at most a limit
+    first, second = "Cisplatin causes kidney damage in many patients.", "It is a platinum drug."
+    assert read_sentences(docs) == [first, second]
+    assert read_sentences(docs * 30, limit=7) == read_sentences(docs * 30)[:7]
+    assert len(read_sentences(docs * 30)) == 40
+
+
+@pytest.mark.slow
+def test_with_the_sentence_model_the_issue_examples_hold_and_runs_say_how_they_were_judged(
+    cdr_meaning_system: RagSystem, cdr_system: RagSystem
+) -> None:
+    for question, subject in OFF_CORPUS.items():
+        run = cdr_meaning_system.ask(question)
+        assert run.answered is False and supported(run) == [], question
+        assert run.exact_answer.values() == () and subject in run.abstention
+        settings = dict(run.settings)
+        assert settings["evidence_check"] == "words and meaning (sentence model)"
+        assert 0.0 < float(settings["evidence_closeness"]) < CLOSE_ALONE
+    answered = 0
+    for question in IN_CORPUS:
+        run = cdr_meaning_system.ask(question)
+        assert run.answered, (question, run.abstention)
+        assert float(dict(run.settings)["evidence_closeness"]) >= CLOSE_ENOUGH
+        answered += 1
+    assert answered == 6
+    # the words allow it (an abstract mentions heart muscle), the meaning does not: the word
+    # rules alone answered with junk names ("almost 40%", "conclude")
+    question = "Which drugs cause heart muscle damage?"
+    words_only = cdr_system.ask(question)
+    assert words_only.answered and dict(words_only.settings)["evidence_check"].startswith(
+        "words only"
+    )
+    run = cdr_meaning_system.ask(question)
+    assert not run.answered and "close to the question in meaning" in run.abstention
+    assert run.exact_answer.values() == ()
