@@ -396,8 +396,8 @@ def judge(
     'no abstract read mentions COVID-19'
     >>> judge("Which virus causes liver cirrhosis?", "factoid", docs).answered
     True
-    >>> judge("Which virus causes liver cirrhosis?", "factoid", docs, closeness=0.31).reason[-38:]
-    'in meaning (closest 0.31, needed 0.50)'
+    >>> judge("Which virus causes liver cirrhosis?", "factoid", docs, closeness=0.31).reason[-39:]
+    'in meaning (closest 0.310, needed 0.50)'
     >>> judge("Which virus causes COVID-19?", "factoid", docs, closeness=0.74).by_meaning
     True
     """
@@ -409,7 +409,7 @@ def judge(
         return Verdict(
             False,
             f"the abstracts read mention {topic(question).named()}, but no sentence is close to "
-            f"the question in meaning (closest {closeness:.2f}, needed {CLOSE_ENOUGH:.2f})",
+            f"the question in meaning (closest {closeness:.3f}, needed {CLOSE_ENOUGH:.2f})",
             closeness=closeness,
         )
     if not by_words.answered and closeness >= CLOSE_ALONE:

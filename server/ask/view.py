@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag.answering.evidence import CLOSE_ALONE, CLOSE_ENOUGH
 from rag.run import RagRun, StageTiming
 
 PUBMED = "https://pubmed.ncbi.nlm.nih.gov/"
@@ -104,6 +105,8 @@ class ResultView:
     index_name: str = ""
     index_documents: int = 0
     index_demo: bool = False
+    # how the run judged whether the evidence addresses the question (empty: not judged)
+    evidence_check: str = ""
 
 
 def _split_stop(text: str) -> tuple[str, str]:
@@ -175,4 +178,19 @@ def result_view(run: RagRun, run_iri: str | None, run_href: str | None) -> Resul
         index_name=run.index.name if run.index is not None else "",
         index_documents=run.index.documents if run.index is not None else 0,
         index_demo=run.index.demo if run.index is not None else False,
+        evidence_check=evidence_check(run),
+    )
+
+
+def evidence_check(run: RagRun) -> str:
+    """Say how the run judged whether its evidence addresses the question: by words and
+    meaning (with the closeness found and the two thresholds), or by words only and why."""
+    settings = dict(run.settings)
+    check = settings.get("evidence_check", "")
+    closeness = settings.get("evidence_closeness")
+    if not check or closeness is None:
+        return check
+    return (
+        f"{check}: the closest sentence read has cosine {float(closeness):.3f} with the "
+        f"question ({CLOSE_ENOUGH:.2f} needed beside the words; {CLOSE_ALONE:.2f} answers alone)"
     )

@@ -15,6 +15,7 @@ from rag.models.generators import GENERATOR_NAMES
 from rag.run import RagRun
 from server.ask.payloads import run_json
 from server.ask.service import RagService, UnknownGeneratorError
+from server.ask.view import evidence_check
 from server.cli.context import CliError, Context
 from store.errors import StoreLockedError
 
@@ -73,6 +74,9 @@ def _print_run(run: RagRun, iri: str | None) -> None:
     if run.index is not None:
         demo = " (the demo index: example abstracts, not literature)" if run.index.demo else ""
         print(f"index:     {run.index.name}, {run.index.documents} documents{demo}")
+    check = evidence_check(run)
+    if check:
+        print(f"evidence:  judged by {check}")
     if not run.answered:
         print(f"\n{run.abstention}")
     print(f"\nshort answer:\n  {run.short_answer or '-'}")

@@ -14,7 +14,7 @@ from rag.corpus.reader import read_corpus
 from rag.retrieval.index import open_index
 from server.app import create_app
 from server.cli import main
-from server.config import Config, config_from_dict
+from server.config import Config, config_from_dict, load_config
 from server.demo import EXAMPLES, example_pmids
 from tests import REPO
 from tests.plugins.server import ARTIFACTS, LiveServer
@@ -24,7 +24,7 @@ DELIRIUM = "Which drugs can induce delirium?"
 COVID = "Which virus causes COVID-19?"
 
 
-def demo_config(tmp: Path) -> Config:
+def demo_config(tmp: Path, **rag: Any) -> Config:
     return config_from_dict(
         {
             "server": {
@@ -34,6 +34,7 @@ def demo_config(tmp: Path) -> Config:
                 "rag_requests_per_minute": 0,
             },
             "store": {"data_dir": str(tmp / "data")},
+            "rag": rag,
         },
         source=REPO / "config.toml",
     )
@@ -118,3 +119,55 @@ def test_a_real_index_never_holds_the_example_abstracts(
     run = json.loads(capsys.readouterr().out)
     assert run["index"] == {"name": "CDR test set", "documents": 500, "demo": False}
     assert not any(d["pmid"].startswith("example-") for d in run["documents"])
+
+
+def _judged(tmp: Path, question: str, rag: str = "") -> tuple[dict[str, Any], str]:
+    """Ask through the app (JSON and page) and ``qabench ask`` with a config file whose
+    ``[rag]`` table holds ``rag``; return the JSON and the page."""
+    toml = tmp / "config.toml"
+    toml.write_text(
+        '[server]\nbase_iri = "http://demo.test"\ndemo = true\nquery_workers = 1\n'
+        f'rag_requests_per_minute = 0\n[store]\ndata_dir = "{tmp / "data"}"\n[rag]\n{rag}\n',
+        "utf-8",
+    )
+    application = create_app(load_config(toml))
+    try:
+        client = application.test_client()
+        body = client.post(
+            "/ask", data={"question": question}, headers={"Accept": "application/json"}
+        ).get_json()
+        html = client.post("/ask", data={"question": question}).get_data(as_text=True)
+    finally:
+        application.extensions["rag"].close()
+        application.extensions["services"].close()
+    assert main(["--config", str(toml), "ask", "--no-store", question]) == 0
+    return body, html
+
+
+QUESTION = "Which drug lowers blood sugar in type 2 diabetes?"
+
+
+def test_every_run_says_how_its_evidence_was_judged_words_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body, html = _judged(tmp_path, QUESTION, "meaning_check = false")
+    said = "words only; meaning off (rag.meaning_check = false)"
+    assert body["settings"]["evidence_check"] == said
+    assert "evidence_closeness" not in body["settings"]
+    assert f'<p id="evidence-check" class="note">Evidence judged by {said}.</p>' in html
+    assert f"evidence:  judged by {said}" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_with_the_sentence_model_a_run_gives_its_closeness(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the models extra is installed in the full suite: the default checks meaning too
+    body, html = _judged(tmp_path, QUESTION)
+    settings = body["settings"]
+    assert settings["evidence_check"] == "words and meaning (sentence model)"
+    closeness = float(settings["evidence_closeness"])
+    assert 0.0 < closeness <= 1.0
+    assert f"has cosine {closeness:.3f} with the question" in html
+    assert "0.50 needed beside the words; 0.70 answers alone" in html
+    assert f"has cosine {closeness:.3f}" in capsys.readouterr().out
