@@ -99,7 +99,7 @@ class DenseScorer:
         from transformers.utils import logging as transformers_logging
 
         # no "Loading weights" progress bar on a user's terminal for a local read
-        transformers_logging.disable_progress_bar()
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         try:
             model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
