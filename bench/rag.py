@@ -318,6 +318,11 @@ def main() -> None:
         "the parts heldb (phase B on later years) and abstain (answering and abstaining)",
     )
     parser.add_argument(
+        "--abstain-sets",
+        default="tune,held",
+        help="abstain: which sets to ask (tune, held or both)",
+    )
+    parser.add_argument(
         "--words-only",
         action="store_true",
         help="abstain: judge the evidence by its words alone (no sentence model)",
@@ -337,7 +342,12 @@ def main() -> None:
             report["trust"] |= trust.held_out_phase_b(quality, args.held_out)
         if "abstain" in parts:
             report["trust"] |= trust.abstention(
-                quality, args.data, args.held_out, args.work, words_only=args.words_only
+                quality,
+                args.data,
+                args.held_out,
+                args.work,
+                words_only=args.words_only,
+                parts=tuple(args.abstain_sets.split(",")),
             )
     if args.json:
         print(json.dumps(report, indent=2))

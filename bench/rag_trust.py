@@ -204,7 +204,13 @@ def set_report(
 
 
 def abstention(
-    quality: Any, data: Path, held_dir: Path, work: Path, *, words_only: bool = False
+    quality: Any,
+    data: Path,
+    held_dir: Path,
+    work: Path,
+    *,
+    words_only: bool = False,
+    parts: tuple[str, ...] = ("tune", "held"),
 ) -> dict[str, Any]:
     """The abstention sets (see the module docstring), each asked through the full pipeline,
     with the sentence model weighing meaning (``rag.meaning_check``) unless ``words_only``."""
@@ -242,6 +248,8 @@ def abstention(
     )
     report: dict[str, Any] = {}
     for part, name, index, questions, inside in sets:
+        if part not in parts:
+            continue
         started = time.perf_counter()
         runs = ask_set(system_over(index, meaning), questions)
         row = set_report(quality, runs, questions, inside)
