@@ -92,6 +92,8 @@ def test_the_demo_answers_and_abstains_in_chromium(page: Any, live_server: LiveS
     assert page.get_attribute("#short-answer", "data-answered") == "false"
     assert "COVID-19" in page.inner_text("#short-answer")
     assert page.locator("#exact-answer").count() == 0
+    # how the evidence was judged is said beside the index (words only, or words and meaning)
+    assert page.inner_text("#evidence-check").startswith("Evidence judged by words")
     page.screenshot(path=str(SHOTS / "6-demo-abstains.png"), full_page=True)
 
 
