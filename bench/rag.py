@@ -323,6 +323,12 @@ def main() -> None:
         help="abstain: which sets to ask (tune, held or both)",
     )
     parser.add_argument(
+        "--abstain-stride",
+        type=int,
+        default=1,
+        help="abstain: ask every N-th question of each set (a shorter run)",
+    )
+    parser.add_argument(
         "--words-only",
         action="store_true",
         help="abstain: judge the evidence by its words alone (no sentence model)",
@@ -348,6 +354,7 @@ def main() -> None:
                 args.work,
                 words_only=args.words_only,
                 parts=tuple(args.abstain_sets.split(",")),
+                stride=args.abstain_stride,
             )
     if args.json:
         print(json.dumps(report, indent=2))
