@@ -331,7 +331,7 @@ def main() -> None:
     parser.add_argument(
         "--words-only",
         action="store_true",
-        help="abstain: judge the evidence by its words alone (no sentence model)",
+        help="heldb, abstain: no sentence model (words alone judge and choose sentences)",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -345,7 +345,9 @@ def main() -> None:
         quality, trust = quality_module(), quality_module("rag_trust")
         report["trust"] = {}
         if "heldb" in parts:
-            report["trust"] |= trust.held_out_phase_b(quality, args.held_out)
+            report["trust"] |= trust.held_out_phase_b(
+                quality, args.held_out, words_only=args.words_only
+            )
         if "abstain" in parts:
             report["trust"] |= trust.abstention(
                 quality,

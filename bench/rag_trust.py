@@ -108,13 +108,15 @@ def yesno_classes(gold: Any, runs: list[tuple[str, RagRun]]) -> dict[str, Any]:
     return out
 
 
-def held_out_phase_b(quality: Any, held_dir: Path) -> dict[str, Any]:
-    """Phase B on BioASQ 7b-8b (tune) and 9b-11b (held) beside the baselines."""
+def held_out_phase_b(quality: Any, held_dir: Path, *, words_only: bool = False) -> dict[str, Any]:
+    """Phase B on BioASQ 7b-8b (tune) and 9b-11b (held) beside the baselines, with the sentence
+    model choosing the ideal answers' sentences too unless ``words_only``."""
+    meaning = None if words_only else DenseScorer.load()
     report: dict[str, Any] = {}
     for part, years in (("tune 7b-8b", TUNE_YEARS), ("held 9b-11b", HELD_YEARS)):
         gold = as_gold(quality, distinct(year_files(held_dir, years)))
         started = time.perf_counter()
-        ours, runs = quality.phase_b(gold, "all")
+        ours, runs = quality.phase_b(gold, "all", meaning)
         ours["ms/question"] = (time.perf_counter() - started) * 1000 / max(1, len(runs))
         ids = [q.id for q in gold.part("all")]
         report[f"phase B {part}: qabench"] = ours

@@ -89,7 +89,7 @@ class RagSystem:
         self._open = open_retriever
         self.generator = generator
         self.settings = settings
-        self.stages = stages or default_stages(generator, settings, dense=dense)
+        self.stages = stages or default_stages(generator, settings, dense=dense, meaning=meaning)
         self._scorer = dense
         self._now = now
         self._dense = dense is not None

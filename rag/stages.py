@@ -41,9 +41,14 @@ class Stages:
 
 
 def default_stages(
-    generator: Generator, settings: RagSettings, *, dense: SimilarityScorer | None = None
+    generator: Generator,
+    settings: RagSettings,
+    *,
+    dense: SimilarityScorer | None = None,
+    meaning: SimilarityScorer | None = None,
 ) -> Stages:
-    """Return the stages for ``generator``: model stages with a model, extractive ones without."""
+    """Return the stages for ``generator``: model stages with a model, extractive ones without
+    (``dense`` reranks snippets; ``meaning`` helps choose the answers' sentences)."""
 
     def extractive(question: str, docs: Sequence[RankedDocument], tok: Tokenize) -> StageOutput:
         found = extract_snippets(
@@ -83,7 +88,13 @@ def default_stages(
         question: str, kind: str, snippets: Sequence[Snippet], on_text: PartCallback | None
     ) -> Answers:
         return compose_answers(
-            question, kind, snippets, generator, on_text=on_text, max_tokens=settings.answer_tokens
+            question,
+            kind,
+            snippets,
+            generator,
+            on_text=on_text,
+            max_tokens=settings.answer_tokens,
+            meaning=meaning,
         )
 
     return Stages(

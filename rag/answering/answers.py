@@ -20,7 +20,7 @@ from rag.answering.citations import MAX_CITATIONS, AnswerSentence, CitedAnswer, 
 from rag.answering.evidence import mentions_any
 from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact
 from rag.answering.ideal import BUDGETS, Sentence, candidate_sentences, select, statement
-from rag.answering.snippets import Snippet
+from rag.answering.snippets import SimilarityScorer, Snippet
 from rag.answering.support import MIN_WORDS
 from rag.errors import GeneratorError
 from rag.models.generators import ChatMessage, Generator
@@ -125,20 +125,27 @@ def _named_in(
     return kept, tuple(pmids)
 
 
-def extractive_answers(question: str, kind: str, snippets: Sequence[Snippet]) -> Answers:
-    """Compose all three answers from the snippets without a model."""
+def extractive_answers(
+    question: str,
+    kind: str,
+    snippets: Sequence[Snippet],
+    *,
+    meaning: SimilarityScorer | None = None,
+) -> Answers:
+    """Compose all three answers from the snippets without a generating model (with the
+    sentence model ``meaning``, when given, the sentences are chosen by meaning too)."""
     exact = extractive_exact(question, kind, snippets)
     warnings = () if snippets else ("no snippets were found, so there is nothing to answer from",)
     budget = BUDGETS.get(kind, BUDGETS["summary"])
     candidates = candidate_sentences(snippets)
-    chosen = select(question, candidates, budget)
+    chosen = select(question, candidates, budget, meaning=meaning)
     # the cited answer has room for more than the short one's budget, up to three articles;
     # a sentence in it must mention what the question is about (the short answer may carry
     # one that says it with a pronoun or an abbreviation: it cites nothing)
     about = [s for s in candidates if mentions_any(question, s.text)]
     cited_from = [s for s in chosen if s in about]
     if len(cited_from) < 2:
-        cited_from = select(question, about, BUDGETS["summary"])
+        cited_from = select(question, about, BUDGETS["summary"], meaning=meaning)
     return Answers(
         extractive_short(question, kind, exact, chosen),
         extractive_cited(question, kind, exact, cited_from, snippets),
@@ -155,6 +162,7 @@ def compose_answers(
     *,
     on_text: PartCallback | None = None,
     max_tokens: int = CITED_TOKENS,
+    meaning: SimilarityScorer | None = None,
 ) -> Answers:
     """Answer from the snippets with the generator's model, falling back part by part.
 
@@ -165,11 +173,12 @@ def compose_answers(
         generator: the generator; without a model the extractive answers are returned.
         on_text: called with (part, text so far) while the model writes (streaming).
         max_tokens: the token budget of the short and of the cited answer call.
+        meaning: the sentence model that helps choose the extractive answers' sentences.
 
     Returns:
         The answers and a warning for every part that fell back.
     """
-    base = extractive_answers(question, kind, snippets)
+    base = extractive_answers(question, kind, snippets, meaning=meaning)
     if not generator.uses_llm or not snippets:
         return base
     shown = [SnippetLine(s.pmid, s.text) for s in snippets[:PROMPT_SNIPPETS]]

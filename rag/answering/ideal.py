@@ -10,7 +10,10 @@
   the sentences) and by how much of it other articles also say (shared words and word pairs
   with sentences of other documents: what several articles agree on is what an answer says).
   Sentences are taken greedily, each penalised for repeating a chosen one and for coming
-  from an article already used, until the type's word budget is spent.
+  from an article already used, until the type's word budget is spent. With a sentence model
+  (``meaning``: the packaged MiniLM, ``rag.meaning_check``), relevance is mostly closeness in
+  meaning: ``MEANING`` of it is the sentence's cosine with the question, the rest BM25 (chosen
+  on BioASQ 7b-8b, measured on 9b-11b: docs/rag-answering.md).
 
 The weights and budgets were chosen on BioASQ 2013 batches 0-2 (ROUGE-2 against the ideal
 answers) and checked on batch 3 (docs/rag-answering.md). Pure.
@@ -23,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answering.snippets import Snippet, bm25_scores
+from rag.answering.snippets import SimilarityScorer, Snippet, bm25_scores
 from rag.text.phrases import FUNCTION_WORDS, breaks_phrase, stem, words
 from rag.text.sentences import sentence_spans
 
@@ -32,6 +35,7 @@ BUDGETS = {"yesno": 15, "factoid": 10, "list": 90, "summary": 80}
 RELEVANCE = 0.7  # the share of relevance (against agreement) in a sentence's score
 REDUNDANCY = 0.3  # the weight of the overlap with sentences already chosen
 SAME_ARTICLE = 0.3  # the penalty per sentence already taken from the same article
+MEANING = 0.85  # with a sentence model: the share of closeness in meaning in relevance
 
 LABELS = frozenset(
     """
@@ -294,14 +298,27 @@ def _terms(text: str) -> list[str]:
     return [stem(w.lower) for w in words(text) if w.lower not in FUNCTION_WORDS]
 
 
-def select(question: str, sentences: Sequence[Sentence], budget: int) -> list[Sentence]:
-    """Choose the sentences that address the question, diverse across articles (see above)."""
+def select(
+    question: str,
+    sentences: Sequence[Sentence],
+    budget: int,
+    *,
+    meaning: SimilarityScorer | None = None,
+) -> list[Sentence]:
+    """Choose the sentences that address the question, diverse across articles (see above);
+    with ``meaning``, relevance weighs each sentence's closeness to the question too."""
     if not sentences:
         return []
     terms = [_terms(s.text) for s in sentences]
     grams: list[set[str | tuple[str, str]]] = [set(t) | set(itertools.pairwise(t)) for t in terms]
-    relevance = bm25_scores(_terms(question), terms)
-    top = max(relevance) or 1.0
+    lexical = bm25_scores(_terms(question), terms)
+    top = max(lexical) or 1.0
+    relevance = [r / top for r in lexical]
+    if meaning is not None:
+        close = meaning.similarities(question, [s.text for s in sentences])
+        relevance = [
+            (1 - MEANING) * r + MEANING * max(0.0, c) for r, c in zip(relevance, close, strict=True)
+        ]
     agreement = []
     for index, sentence in enumerate(sentences):
         others = [g for g, s in zip(grams, sentences, strict=True) if s.pmid != sentence.pmid]
@@ -310,7 +327,7 @@ def select(question: str, sentences: Sequence[Sentence], budget: int) -> list[Se
         agreement.append(shared / max(1, len(others)))
     best = max(agreement) or 1.0
     score = [
-        RELEVANCE * r / top + (1 - RELEVANCE) * a / best
+        RELEVANCE * r + (1 - RELEVANCE) * a / best
         for r, a in zip(relevance, agreement, strict=True)
     ]
     chosen: list[int] = []
