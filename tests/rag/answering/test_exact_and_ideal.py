@@ -17,8 +17,9 @@ from evaluators.model import Dataset
 from rag.answering.entities import factoid_answer, is_entity, list_answer
 from rag.answering.ideal import Sentence as IdealSentence
 from rag.answering.ideal import clean, declarative, select, statement
-from rag.answering.snippets import bm25_scores
+from rag.answering.snippets import Snippet, bm25_scores
 from rag.answering.yesno import weigh
+from rag.models.dense import DenseScorer
 from rag.models.generators import ExtractiveGenerator
 from rag.pipeline import RagSystem
 from rag.retrieval.index import make_tokenizer
@@ -180,3 +181,27 @@ def test_phase_b_on_bioasq_2013_meets_the_targets(shared_data: Path) -> None:
     assert mine[("yesno", "macro_f1")] > theirs[("yesno", "macro_f1")]  # not "always yes"
     assert mine[("ideal", "rouge2_f1")] >= theirs[("ideal", "rouge2_f1")] + 0.03
     assert mine[("ideal", "rouge2_recall")] >= theirs[("ideal", "rouge2_recall")] + 0.03
+
+
+@pytest.mark.slow
+def test_with_the_sentence_model_the_ideal_answer_prefers_the_sentence_that_means_the_answer() -> (
+    None
+):
+    # the packaged MiniLM model (the models extra): closeness in meaning outweighs shared words
+    question = "Which drugs are used to treat high blood pressure?"
+    words = IdealSentence("1", "Blood pressure was high in drug users who used cannabis.")
+    meant = IdealSentence(
+        "2", "Hypertension is treated with ACE inhibitors, beta blockers and diuretics."
+    )
+    assert select(question, [words, meant], 8) == [words]
+    assert select(question, [words, meant], 8, meaning=DenseScorer.load()) == [meant]
+    # and through the pipeline: phase B with the model chooses it for the ideal answer
+    given = [
+        Snippet(s.pmid, s.text, "abstract", "abstract", 0, len(s.text) - 1, s.pmid, 0, 0.0, 0.0)
+        for s in (words, meant)
+    ]
+    system = RagSystem(
+        lambda: None, ExtractiveGenerator(), RagSettings(), meaning=DenseScorer.load()
+    )  # type: ignore[arg-type,return-value]
+    run = system.answer_given(question, given, kind="summary")
+    assert run.short_answer.startswith("Hypertension is treated"), run.short_answer
