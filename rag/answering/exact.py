@@ -75,6 +75,27 @@ class ExactAnswer:
             return (self.yesno,)
         return tuple(e[0] for e in self.entities)
 
+    def reading(self) -> str:
+        """Return how to read the values: a factoid's are ranked guesses, not all answers.
+
+        BioASQ scores up to five factoid candidates by their rank, so the exact answer keeps
+        five; a reader must not take the second to fifth for answers too.
+
+        >>> ExactAnswer("factoid", entities=(("lung toxicity",), ("lung mass",))).reading()
+        'candidates, best first: the first is the answer, the others less likely alternatives'
+        >>> ExactAnswer("factoid", entities=(("CFTR",),)).reading()
+        'the answer'
+        """
+        if self.yesno is not None or not self.entities:
+            return ""
+        if self.question_type == "list":
+            return "the entities the evidence names as answers"
+        if len(self.entities) == 1:
+            return "the answer"
+        return (
+            "candidates, best first: the first is the answer, the others less likely alternatives"
+        )
+
 
 def question_type(question: str) -> str:
     """Guess the BioASQ type of a question from its wording.

@@ -90,6 +90,8 @@ class ResultView:
     short_answer: str
     sentences: tuple[SentenceView, ...]
     exact: tuple[str, ...]
+    # how to read ``exact`` (factoid candidates are ranked guesses; empty for yes/no)
+    exact_reading: str
     snippets: tuple[SnippetView, ...]
     documents: tuple[DocumentView, ...]
     timings: tuple[StageTiming, ...]
@@ -161,6 +163,7 @@ def result_view(run: RagRun, run_iri: str | None, run_href: str | None) -> Resul
         short_answer=run.short_answer,
         sentences=sentences,
         exact=run.exact_answer.values(),
+        exact_reading=run.exact_answer.reading(),
         snippets=snippets,
         documents=tuple(
             DocumentView(d.rank, d.pmid, article_url(d.pmid), d.score, d.title)

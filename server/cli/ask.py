@@ -86,7 +86,8 @@ def _print_run(run: RagRun, iri: str | None) -> None:
         print(mark + sentence.rendered())
     values = run.exact_answer.values()
     if values:
-        print(f"\nexact answer: {'; '.join(values)}")
+        reading = run.exact_answer.reading()
+        print(f"\nexact answer{f' ({reading})' if reading else ''}: {'; '.join(values)}")
     print("\nsnippets:")
     for n, s in enumerate(run.snippets, start=1):
         print(f"  [{n}] {s.pmid} {s.begin_section} {s.offset_begin}-{s.offset_end}: {s.text}")

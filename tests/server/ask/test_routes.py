@@ -86,6 +86,28 @@ def test_form_post_answers_with_cited_pmids_from_the_snippet_list(
     assert f'href="{run.value[len(BASE) :]}"' in html
 
 
+def test_a_factoid_answer_is_shown_as_ranked_candidates_not_as_several_answers(
+    rag_client: Any,
+) -> None:
+    question = "Which drug caused delirium in older adults?"
+    run = rag_client.post("/ask", data={"question": question}, headers=JSON).get_json()
+    assert run["question_type"] == "factoid" and run["answered"] is True
+    names = [entity[0] for entity in run["exact_answer"]]
+    assert names and "famotidine" in " ".join(names).lower()
+    html = rag_client.post("/ask", data={"question": question}).get_data(as_text=True)
+    listed = re.search(r'<ol id="exact-answer">(.*?)</ol>', html, re.S)
+    assert listed is not None, "a factoid's candidates are an ordered list"
+    assert re.findall(r"<li>(.*?)</li>", listed.group(1)) == names
+    reading = re.search(r'<p class="hint" id="exact-reading">([^<]*)</p>', html)
+    assert reading is not None
+    if len(names) > 1:
+        assert reading.group(1) == (
+            "Candidates, best first: the first is the answer, the others less likely alternatives."
+        )
+    else:
+        assert reading.group(1) == "The answer."
+
+
 def test_form_post_with_json_accept_returns_the_run(rag_client: Any) -> None:
     reply = rag_client.post("/ask", data={"question": ASPIRIN}, headers=JSON)
     assert reply.status_code == 200 and reply.mimetype == "application/json"

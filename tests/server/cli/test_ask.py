@@ -91,6 +91,20 @@ def test_ask_with_an_edited_query_and_text_output(
     assert "\nindex:     " in out and "No answer" not in out
 
 
+def test_ask_text_output_says_how_to_read_a_factoid_answer(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = ask(
+        capsys, data_dir, "Which drug caused delirium in older adults?", "--no-store"
+    )
+    assert status == 0
+    line = next(x for x in out.splitlines() if x.startswith("exact answer"))
+    names = line.split(": ", 2)[-1].split("; ")
+    assert any("famotidine" in n.lower() for n in names)
+    reading = "the answer" if len(names) == 1 else "candidates, best first"
+    assert line.startswith(f"exact answer ({reading}")
+
+
 def test_ask_abstains_in_text_output_when_the_documents_miss_the_subject(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
