@@ -136,6 +136,16 @@ def keys(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def content_keys(text: str) -> frozenset[str]:
+    """Return the comparable forms of a text's content words (no function, question or
+    auxiliary words, nothing generic).
+
+    >>> sorted(content_keys("Thrombocytopenia is the antidote for heparin."))
+    ['antidot', 'heparin', 'thrombocytopenia']
+    """
+    return frozenset(key(w.lower) for w in words(text) if _content(w.lower))
+
+
 @dataclass(frozen=True, slots=True)
 class Anchor:
     """A phrase the question is about: its words as written and their comparable forms."""
@@ -456,9 +466,11 @@ def _by_words(question: str, kind: str, documents: Sequence[tuple[str, str]]) ->
     ]
     if not covering:
         return Verdict(False, f"no abstract read mentions both {about.named()}")
-    if about.head and not any(about.head in s for sents in covering for s in sents):
+    if about.head and not any(
+        about.head in s and together(about, s) for sents in covering for s in pairs(sents)
+    ):
         what = about.focus.split()[-1]
-        return Verdict(False, f"no abstract read that mentions {about.named()} mentions {what}")
+        return Verdict(False, f"no sentence read mentions {about.named()} together with {what}")
     if kind == "yesno" and not any(together(about, s) for sents in covering for s in pairs(sents)):
         return Verdict(
             False,

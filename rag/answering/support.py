@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from rag.answering.citations import AnswerSentence, CitedAnswer
-from rag.answering.evidence import key, keys, pairs, together, topic
+from rag.answering.evidence import content_keys, key, keys, pairs, together, topic
 from rag.answering.snippets import SimilarityScorer
 from rag.answering.yesno import weigh
 from rag.corpus.article import Article
@@ -151,8 +151,11 @@ def _off_question(claim: str, cited: Sequence[Sequence[str]], question: str) -> 
     * a sentence that mentions none of the question's anchors (what it is about): it does not
       answer this question, even if the cited text backs it;
     * a sentence that restates the question's subject ("X is mutated in cystic fibrosis.",
-      "Yes, BRCA1 is a tumour suppressor gene.") needs a cited sentence that mentions every
-      anchor of the question too (with one of the claim's own names, when it adds any): the
+      "Yes, BRCA1 is a tumour suppressor gene.") needs a cited sentence (or two in a row)
+      that mentions every anchor of the question too, with one of the words the claim adds to
+      the question ("X"; its names first, when it has any), and with the particular kind the
+      question asks for when the claim names it ("thrombocytopenia is the antidote for
+      heparin." needs a cited sentence of heparin, thrombocytopenia and an antidote): the
       cited text must state the relation, not only mention its parts apart.
     """
     problems: list[str] = []
@@ -168,12 +171,20 @@ def _off_question(claim: str, cited: Sequence[Sequence[str]], question: str) -> 
         problems.append(f"it does not mention {about.named()}, which the question asks about")
     elif together(about, found):
         body = next((claim[len(p) :] for p in _STATED if claim.startswith(p)), claim)
-        names = {key(n) for c in read(body) for n in c.entities} & (keys(body) - keys(question))
+        asked = keys(question)
+        names = {key(n) for c in read(body) for n in c.entities} & (keys(body) - asked)
+        added = names or content_keys(body) - asked
+        kind = about.head if about.head and about.head in found else ""
         spans = [p for sentences in cited for p in pairs([keys(t) for t in sentences])]
-        if not any(together(about, c) and (not names or names & c) for c in spans):
+        if not any(
+            together(about, c) and (not added or added & c) and (not kind or kind in c)
+            for c in spans
+        ):
+            missing = [f"the {about.focus}"] if kind else []
+            missing += ["what the sentence names"] if added else []
             problems.append(
-                f"no cited sentence states it: none mentions {about.named()}"
-                + (" together with what the sentence names" if names else " together")
+                f"no cited sentence states it: none mentions {about.named()} together"
+                + (f" with {' and '.join(missing)}" if missing else "")
             )
     return problems
 

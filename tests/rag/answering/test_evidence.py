@@ -122,6 +122,70 @@ def test_the_verdict_needs_the_subject_in_one_abstract_and_the_relation_stated()
     assert not judge("Is BRCA1 a tumour suppressor gene?", "yesno", []).answered
 
 
+def test_a_particular_kind_asked_for_must_be_mentioned_with_the_subject() -> None:
+    # "antidote" is what the question asks for: an abstract that mentions heparin in one
+    # sentence and an antidote (of something else) in another, not the next, does not answer it
+    apart = [
+        (
+            "1",
+            "Heparin-induced thrombocytopenia is a serious adverse effect. Platelet counts were "
+            "measured daily in 40 patients. Argatroban has no specific antidote.",
+        )
+    ]
+    verdict = judge("What is the antidote for heparin?", "factoid", apart)
+    assert not verdict.answered
+    assert verdict.reason == "no sentence read mentions heparin together with antidote"
+    stated = [("2", "Protamine sulfate is the antidote for heparin overdose.")]
+    assert judge("What is the antidote for heparin?", "factoid", stated).answered
+    # a class noun ("drug") is no particular kind: the names answer for it
+    named = [("3", "Carbamazepine caused aplastic anemia in a woman.")]
+    assert judge("Which drug causes aplastic anemia?", "factoid", named).answered
+
+
+def test_a_stated_answer_needs_a_cited_sentence_stating_that_relation() -> None:
+    hit = Article(
+        "9646784",
+        "Heparin-induced thrombocytopenia.",
+        "Heparin-induced thrombocytopenia and other side effects of heparin therapy. Platelet "
+        "counts were measured daily in 40 patients. Argatroban has no specific antidote.",
+    )
+    protamine = Article("1", "", "Protamine is the antidote for heparin overdose.")
+    docs = {a.pmid: a for a in (hit, protamine)}
+    question = "What is the antidote for heparin?"
+    checked = support_scores(
+        CitedAnswer(
+            (
+                AnswerSentence("thrombocytopenia is the antidote for heparin.", (hit.pmid,)),
+                AnswerSentence("thrombocytopenia is the antidote for heparin.", ("1",)),
+                AnswerSentence("Protamine is the antidote for heparin.", ("1",)),
+            )
+        ),
+        docs,
+        TOKENIZE,
+        question=question,
+    ).sentences
+    assert [s.supported for s in checked] == [False, False, True]
+    assert checked[0].problems == (
+        "no cited sentence states it: none mentions heparin together with the antidote and "
+        "what the sentence names",
+    )
+    # a copied sentence that names no antidote claims none: its own words are what is checked
+    (copied,) = support_scores(
+        CitedAnswer(
+            (
+                AnswerSentence(
+                    "Heparin-induced thrombocytopenia and other side effects of heparin therapy.",
+                    (hit.pmid,),
+                ),
+            )
+        ),
+        docs,
+        TOKENIZE,
+        question=question,
+    ).sentences
+    assert copied.supported is True
+
+
 def test_an_answer_is_named_where_the_subject_is() -> None:
     texts = [
         "Cisplatin-induced acute kidney injury was studied in mice.",
@@ -166,6 +230,9 @@ OFF_CORPUS = {
     "Which gene is mutated in cystic fibrosis?": "cystic fibrosis",
     "Which virus causes COVID-19?": "COVID-19",
     "Is BRCA1 a tumour suppressor gene?": "BRCA1",
+    # the abstracts speak of heparin and, elsewhere, of an antidote; none states heparin's
+    # (this was answered "thrombocytopenia is the antidote for heparin.", marked supported)
+    "What is the antidote for heparin?": "heparin",
 }
 IN_CORPUS = (
     "What lung damage can amiodarone cause?",
@@ -187,7 +254,7 @@ def test_questions_the_cdr_abstracts_do_not_answer_abstain(cdr_system: RagSystem
         assert subject in run.abstention and repr(run.query_run)[:20] in run.abstention
         assert run.index is not None and run.index.name == "CDR abstracts"
         assert run.index.documents == 1500 and run.index.demo is False
-    assert len(OFF_CORPUS) == 3
+    assert len(OFF_CORPUS) == 4
 
 
 def test_questions_the_cdr_abstracts_answer_are_answered(cdr_system: RagSystem) -> None:
