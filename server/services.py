@@ -70,6 +70,8 @@ class Visibility:
     @property
     def key(self) -> str:
         """Return a cache key part that differs between readers who see different graphs."""
+        if not self.unlocked:  # an anonymous reader: every query asks
+            return ""
         return ",".join(sorted(g.value for g in self.unlocked))
 
 

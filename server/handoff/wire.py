@@ -47,18 +47,54 @@ _TOKEN_CHARS = frozenset(
 
 
 class Head(NamedTuple):
-    """One simple request: its size in bytes (head and body), method, target, fields, body."""
+    """One simple request: its size in bytes (head and body), method, target, fields, body,
+    and whether the client asked to close the connection after the answer.
+
+    ``fields`` may be shared with other requests of the same head (``head_of`` reads a head
+    once): it is never changed.
+    """
 
     size: int
     method: str
     target: str
     fields: Mapping[bytes, bytes]
     body: bytes
+    closes: bool = False
 
-    @property
-    def closes(self) -> bool:
-        """Return whether the client asked to close the connection after this answer."""
-        return b"close" in self.fields.get(b"connection", b"").lower()
+
+# Heads read, by their bytes: a client sends the same head again and again, but for the
+# Content-Length (``head_of``). Heads up to CACHED_HEAD_BYTES long are kept, at most
+# CACHED_HEADS of them.
+CACHED_HEADS = 256
+CACHED_HEAD_BYTES = 2048
+_Read = tuple[str, str, Mapping[bytes, bytes], int, bool]
+_HEADS: dict[bytes, _Read | None] = {}
+
+
+def _read_head(head: bytes) -> _Read | None:
+    """Return the method, target, fields, Content-Length and wish to close of a head (its
+    bytes before the blank line), or None when it is not simple."""
+    lines = head.split(b"\r\n")
+    parts = lines[0].split(b" ")
+    if len(parts) != 3 or parts[2] != b"HTTP/1.1" or parts[0] not in (b"GET", b"POST"):
+        return None
+    fields: dict[bytes, bytes] = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon or not name or not _TOKEN_CHARS.issuperset(name):
+            return None
+        key = name.lower()
+        if key in fields or key in NOT_HERE or b"\r" in value or b"\n" in value:
+            return None
+        fields[key] = value.strip(b" \t")
+    size = 0
+    if b"content-length" in fields:
+        raw = fields[b"content-length"]
+        if not raw.isdigit() or len(raw) > 12:
+            return None
+        size = int(raw)
+    closes = b"close" in fields.get(b"connection", b"").lower()
+    return parts[0].decode("ascii"), parts[1].decode("latin-1"), fields, size, closes
 
 
 def head_of(peeked: bytes, max_head: int, max_body: int) -> Head | str:
@@ -77,32 +113,23 @@ def head_of(peeked: bytes, max_head: int, max_body: int) -> Head | str:
         return INCOMPLETE if len(peeked) < max_head else NOT_SIMPLE
     if end + 4 > max_head:
         return NOT_SIMPLE
-    lines = peeked[:end].split(b"\r\n")
-    parts = lines[0].split(b" ")
-    if len(parts) != 3 or parts[2] != b"HTTP/1.1" or parts[0] not in (b"GET", b"POST"):
+    head = peeked[:end]
+    if end > CACHED_HEAD_BYTES:
+        read = _read_head(head)
+    elif head in _HEADS:
+        read = _HEADS[head]
+    else:
+        read = _HEADS[head] = _read_head(head)
+        if len(_HEADS) > CACHED_HEADS:
+            del _HEADS[next(iter(_HEADS))]
+    if read is None:
         return NOT_SIMPLE
-    fields: dict[bytes, bytes] = {}
-    for line in lines[1:]:
-        name, colon, value = line.partition(b":")
-        if not colon or not name or not _TOKEN_CHARS.issuperset(name):
-            return NOT_SIMPLE
-        key = name.lower()
-        if key in fields or key in NOT_HERE or b"\r" in value or b"\n" in value:
-            return NOT_SIMPLE
-        fields[key] = value.strip(b" \t")
-    size = 0
-    if b"content-length" in fields:
-        raw = fields[b"content-length"]
-        if not raw.isdigit() or len(raw) > 12:
-            return NOT_SIMPLE
-        size = int(raw)
+    method, target, fields, size, closes = read
     if size > max_body:
         return NOT_SIMPLE
     if len(peeked) < end + 4 + size:
         return INCOMPLETE
-    target = parts[1].decode("latin-1")
-    body = peeked[end + 4 : end + 4 + size]
-    return Head(end + 4 + size, parts[0].decode("ascii"), target, fields, body)
+    return Head(end + 4 + size, method, target, fields, peeked[end + 4 : end + 4 + size], closes)
 
 
 _FIXED: dict[tuple[object, ...], bytes] = {}

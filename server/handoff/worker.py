@@ -149,6 +149,8 @@ class _Worker:
         self.wake = threading.Event()
         self.parked = False
         self.next_id = 0
+        # bytes peeked and consumed land here (no buffer of PEEK_BYTES allocated per request)
+        self.scratch = memoryview(bytearray(PEEK_BYTES))
 
     # ------------------------------------------------------------------ to the serving process
     def _send(
@@ -323,16 +325,16 @@ class _Worker:
         """Answer the complete requests waiting on ``owned`` (peeking until answered)."""
         while self.owned.get(id(owned)) is owned and not owned.out:
             try:
-                peeked = owned.sock.recv(PEEK_BYTES, socket.MSG_PEEK)
+                count = owned.sock.recv_into(self.scratch, PEEK_BYTES, socket.MSG_PEEK)
             except BlockingIOError:
                 return
             except OSError:
                 self.close(owned)
                 return
-            if not peeked:
+            if not count:
                 self.close(owned)
                 return
-            if not self._one(owned, peeked):
+            if not self._one(owned, self.scratch[:count].tobytes()):
                 return
 
     def _one(self, owned: _Owned, peeked: bytes) -> bool:
@@ -368,7 +370,7 @@ class _Worker:
         if outcome.failure is not None:
             self.give_back(owned)  # unread: the view evaluates it again and renders the error
             return False
-        owned.sock.recv(head.size)  # answered: the request is consumed now
+        owned.sock.recv_into(self.scratch, head.size)  # answered: the request is consumed now
         closes = owned.close_after = head.closes
         self._write(owned, self._answer(outcome, etag, gzip))
         if closes and not owned.out and self.owned.get(id(owned)) is owned:

@@ -36,6 +36,42 @@ _TOKEN = re.compile(
 )
 
 
+# ``analyse`` reads only the tokens that decide something: the words it looks for and the
+# brackets. Each match of _SIGNIFICANT is a run of every other token of _TOKEN, each read as
+# _TOKEN reads it (the same patterns, tried in the same order, each token atomic: a run never
+# splits a token differently to make the next one match), then one significant token, or the
+# end of the text. A word is significant when it is one of _WORDS in any case; every other
+# word, whitespace and single character (but brackets) is passed over as _TOKEN's ``word``,
+# ``space`` and ``other`` read them.
+_WORDS = ("SERVICE", "FROM", "SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
+_KEYWORD = "|".join("".join(f"[{c}{c.lower()}]" for c in word) for word in _WORDS)
+_SIGNIFICANT = re.compile(
+    r"""
+    (?>
+        <[^<>"{}|^`\\\x00-\x20]*>
+      | \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"|'''(?:[^'\\]|\\.|'(?!''))*'''
+      | "(?:[^"\\\n\r]|\\.)*"|'(?:[^'\\\n\r]|\\.)*'
+      | \#[^\n\r]*
+      | [?$][\w\u00B7\u0300-\u036F\u203F-\u2040]+
+      | (?:[A-Za-z\u00C0-\uFFFF][\w.\-\u00B7\u00C0-\uFFFF]*)?
+        :(?:[\w\-.:%\u00B7\u00C0-\uFFFF]|\\[_~.\-!$&'()*+,;=/?\#@%])*
+      | (?!(?:"""
+    + _KEYWORD
+    + r""")(?![A-Za-z0-9_]))[A-Za-z_][A-Za-z0-9_]*
+      | \s+
+      | [^A-Za-z_{}()\[\]\s]
+    )*+
+    (?:
+        (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+      | (?P<open>[{(\[])
+      | (?P<close>[})\]])
+      | \Z
+    )
+    """,
+    re.X | re.S,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Token:
     """One lexical token: its kind (``iri``, ``word``, ``pname``, ...), text and offset."""
@@ -275,28 +311,21 @@ def analyse(query: str, base: str | None = None) -> QueryFacts:
     form: str | None = None
     service = named_dataset = False
     depth = deepest = 0
-    for match in _TOKEN.finditer(query):
+    for match in _SIGNIFICANT.finditer(query):
         kind = match.lastgroup
         if kind == "word":
-            word = match.group().upper()
+            word = match.group(kind).upper()
             if word == "SERVICE":
                 service = True
             elif word == "FROM":
                 named_dataset = True
-            elif form is None and word in _FORMS:
+            elif form is None:
                 form = word
         elif kind == "open":
             depth += 1
             deepest = max(deepest, depth)
         elif kind == "close":
             depth = max(0, depth - 1)
-        elif kind == "other":
-            text = match.group()
-            if text in _OPENING:
-                depth += 1
-                deepest = max(deepest, depth)
-            elif text in _CLOSING:
-                depth = max(0, depth - 1)
     dataset = query_dataset(query, base) if named_dataset else QueryDataset()
     return QueryFacts(form, service, dataset, deepest)
 

@@ -104,18 +104,33 @@ def _graphs(names: tuple[str, ...] | None) -> list[NamedNode] | None:
 
 
 class _Refused:
-    """Digests of texts whose added LIMIT the engine refused (bounded, least recent first out)."""
+    """Texts whose added LIMIT the engine refused (bounded, least recent first out), kept as
+    digests; their Python hashes are looked at first, so a text never refused (nearly every
+    one) is not digested."""
 
     def __init__(self) -> None:
-        self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self._seen: OrderedDict[bytes, int] = OrderedDict()
+        self._hashes: dict[int, int] = {}  # hash of a kept text -> how many kept texts have it
 
-    def __contains__(self, key: bytes) -> bool:
-        return key in self._seen
+    def __contains__(self, text: str) -> bool:
+        return hash(text) in self._hashes and _digest(text) in self._seen
 
-    def add(self, key: bytes) -> None:
-        self._seen[key] = None
+    def add(self, text: str) -> None:
+        key = _digest(text)
+        if key in self._seen:
+            self._seen.move_to_end(key)
+            return
+        self._seen[key] = code = hash(text)
+        self._hashes[code] = self._hashes.get(code, 0) + 1
         while len(self._seen) > REMEMBERED_TEXTS:
-            self._seen.popitem(last=False)
+            _, old = self._seen.popitem(last=False)
+            left = self._hashes.pop(old) - 1
+            if left:
+                self._hashes[old] = left
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 _REFUSED = _Refused()
@@ -129,16 +144,14 @@ def _evaluate(store: TripleStore, job: QueryJob) -> QueryBoolean | QuerySolution
         "union_default_graph": default is None,
         "base_iri": job.base_iri,
     }
-    if job.form == "SELECT" and job.max_rows > 0:
-        key = hashlib.blake2b(job.query.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        if key not in _REFUSED:
-            try:
-                limited = store.query(f"{job.query}\nLIMIT {job.max_rows + 1}", **options)  # type: ignore[arg-type]
-            except QuerySyntaxError:
-                _REFUSED.add(key)
-            else:
-                if isinstance(limited, QuerySolutions):
-                    return limited
+    if job.form == "SELECT" and job.max_rows > 0 and job.query not in _REFUSED:
+        try:
+            limited = store.query(f"{job.query}\nLIMIT {job.max_rows + 1}", **options)  # type: ignore[arg-type]
+        except QuerySyntaxError:
+            _REFUSED.add(job.query)
+        else:
+            if isinstance(limited, QuerySolutions):
+                return limited
     return store.query(job.query, **options)  # type: ignore[arg-type]
 
 

@@ -137,7 +137,6 @@ def capped_solutions(
 
     ``link`` goes into the head of a truncated JSON or XML result.
     """
-    variables = [v.value for v in solutions.variables]
     budget = max_bytes * TSV_BUDGET.get(fmt, _DEFAULT_BUDGET) if max_bytes else None
     sink = Sink(budget, max_lines=max_rows + 2)  # the header, and one row past the cap
     with contextlib.suppress(_Full):
@@ -145,12 +144,15 @@ def capped_solutions(
     tsv = sink.value()
     tsv = tsv[: tsv.rfind(b"\n") + 1]  # complete lines only
     if not tsv:  # not even the header fitted
-        tsv = "\t".join(f"?{name}" for name in variables).encode("utf-8") + b"\n"
+        tsv = "\t".join(f"?{v.value}" for v in solutions.variables).encode("utf-8") + b"\n"
     rows = max(0, tsv.count(b"\n") - 1)
     cut = "bytes" if sink.full == "bytes" else ""
     if rows > max_rows:
         tsv, rows, cut = _lines(tsv, max_rows), max_rows, "rows"
     body = _from_tsv(tsv, fmt)
+    if not cut and not (max_bytes and len(body) > max_bytes):
+        return Written(body, rows, cut)
+    variables = [v.value for v in solutions.variables]
     if cut:
         body = with_link(body, fmt, variables, link)
     while max_bytes and len(body) > max_bytes and rows:

@@ -100,3 +100,44 @@ def test_the_lean_reading_equals_the_protocols(
 
 def test_case_count() -> None:
     assert len(CASES) == 600
+
+
+def _request(body: bytes, extra: bytes = b"") -> bytes:
+    return (
+        b"POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\n"
+        + extra
+        + b"Content-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+
+def test_a_head_read_again_reads_as_the_first_time() -> None:
+    # heads are kept by their bytes: a second request with the same head gets its own body,
+    # and the limits of the call, not those of the call that read the head first
+    first = wire.head_of(_request(b"ASK {}") + b"GET", 1000, 1000)
+    second = wire.head_of(_request(b"ASK {}"[::-1]), 1000, 1000)
+    assert isinstance(first, wire.Head) and isinstance(second, wire.Head)
+    assert (first.body, second.body) == (b"ASK {}", b"ASK {}"[::-1])
+    assert first.size == second.size == len(_request(b"ASK {}"))
+    assert first.fields[b"content-length"] == b"6" and not first.closes
+    assert wire.head_of(_request(b"ASK {}"), 1000, 5) == wire.NOT_SIMPLE  # body over the limit
+    assert wire.head_of(_request(b"ASK {}"), 50, 1000) == wire.NOT_SIMPLE  # head over the limit
+    assert wire.head_of(_request(b"ASK {}")[:-1], 1000, 1000) == wire.INCOMPLETE
+    closing = wire.head_of(_request(b"ASK {}", b"Connection: Close\r\n"), 1000, 1000)
+    assert isinstance(closing, wire.Head) and closing.closes
+    for _ in range(2):  # a head that is not simple is not simple the second time either
+        assert wire.head_of(_request(b"ASK {}", b"Cookie: a=b\r\n"), 1000, 1000) == wire.NOT_SIMPLE
+        assert wire.head_of(_request(b"ASK {}", b"Host: y\r\n"), 1000, 1000) == wire.NOT_SIMPLE
+
+
+def test_heads_kept_are_bounded() -> None:
+    for n in range(wire.CACHED_HEADS + 50):
+        head = wire.head_of(_request(b"ASK {}", b"X-N: %d\r\n" % n), 10_000, 1000)
+        assert isinstance(head, wire.Head) and head.fields[b"x-n"] == b"%d" % n
+    assert len(wire._HEADS) == wire.CACHED_HEADS
+    # a head longer than those kept is read each time
+    long = _request(b"ASK {}", b"X-Long: " + b"a" * wire.CACHED_HEAD_BYTES + b"\r\n")
+    for _ in range(2):
+        head = wire.head_of(long, 10_000, 1000)
+        assert isinstance(head, wire.Head) and head.body == b"ASK {}"
+    assert long[: long.find(b"\r\n\r\n")] not in wire._HEADS

@@ -116,3 +116,32 @@ def test_one_pass_reads_what_the_token_list_reads(shared_data: Path) -> None:
             assert analyse(text, base) == _analyse_escaped(text, base), text
             compared += 1
     assert len(texts) >= 400 and compared == 2 * 4 * len(texts)
+
+
+# Pieces of texts made at random for the run scanner of analyse: keywords in other cases, words
+# that only begin or end like one, prefixed names and variables that spell one, brackets inside
+# IRIs, strings and comments, characters outside ASCII, escapes a local name may hold.
+MADE = [
+    "SELECT", "select", "SeLeCt", "ASK", "ask", "CONSTRUCT", "describe", "DESCRIBE",
+    "SERVICE", "sErViCe", "FROM", "from", "NAMED", "FROMAGE", "XFROM", "ASK_", "_ASK", "ASK1",
+    "SERVICE:", ":SERVICE", "ex:FROM", "FROM:x", "?FROM", "$ASK", "?", "$", ":", "ex:a\\#",
+    "ex:b\\{", "<http://g/{>", "<http://g>", "<", ">", '"', "'", '"{"', "'}'", '"""{\n"""',
+    "'''}'''", "# {", "#", "\n", " ", "\t", "{", "}", "(", ")", "[", "]", ".", ";", ",", "*",
+    "\u00e9", "\u00c0x:", "\u017f", "\u212a", "\u2028", "1", "a", "\\",
+]  # fmt: skip
+
+
+def test_the_run_scanner_reads_what_the_token_list_reads() -> None:
+    rnd = random.Random(4040)
+    texts = ["".join(rnd.choices(MADE, k=rnd.randrange(1, 24))) for _ in range(6000)]
+    texts = [t for t in texts if "\\u" not in t and "\\U" not in t]  # else the list is read
+    for text in texts:
+        assert analyse(text, "http://qabench.test/sparql") == _analyse_escaped(
+            text, "http://qabench.test/sparql"
+        ), text
+    facts = [analyse(t) for t in texts]
+    # the texts reach every kind of verdict
+    assert len(texts) > 5000
+    assert {f.form for f in facts} >= {None, "SELECT", "ASK", "CONSTRUCT", "DESCRIBE"}
+    assert {f.uses_service for f in facts} == {True, False}
+    assert any(f.dataset.default for f in facts) and max(f.depth for f in facts) >= 4
