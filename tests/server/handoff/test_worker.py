@@ -277,3 +277,65 @@ def test_connection_workers_are_on_by_default(make_live_server: Any) -> None:
     assert live.front.owners is not None
     live.front.owners.tick()
     assert len(live.front.owners._links) == 2
+
+
+def _post(query: str, *extra: bytes) -> bytes:
+    body = query.encode()
+    return (
+        b"POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\n"
+        + b"".join(extra)
+        + b"Content-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+
+def _responses(sock: socket.socket, count: int) -> list[tuple[bytes, bytes]]:
+    """Read ``count`` responses (status line, body) from ``sock``, framed by Content-Length."""
+    data, found = b"", []
+    while len(found) < count:
+        end = data.find(b"\r\n\r\n")
+        if end >= 0:
+            head = data[:end].split(b"\r\n")
+            length = next(
+                int(h.split(b":")[1]) for h in head if h.lower().startswith(b"content-length:")
+            )
+            if len(data) >= end + 4 + length:
+                found.append((head[0], data[end + 4 : end + 4 + length]))
+                data = data[end + 4 + length :]
+                continue
+        chunk = sock.recv(65536)
+        assert chunk, (found, data)
+        data += chunk
+    return found
+
+
+def test_requests_sent_together_are_answered_in_order(make_live_server: Any) -> None:
+    # A worker reads the first request of what it peeked, answers it, consumes exactly it, and
+    # answers the next one already there; one it does not answer (a page for a browser) goes
+    # back unread with everything after it, and the serving process answers those.
+    live = _ready(make_live_server(sparql_connection_workers=2, sparql_requests_per_minute=0))
+    port = int(live.url.rsplit(":", 1)[1])
+    queries = ["ASK { ?s ?p ?o }", "ASK { <http://nothing.test/x> ?p ?o }", "SELECT (7 AS ?n) {}"]
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.settimeout(20)
+        handed = live.front.owners.handed
+        sock.sendall(_post(queries[0]))
+        assert _responses(sock, 1)[0][0] == b"HTTP/1.1 200 OK"
+        deadline = time.monotonic() + 5
+        while live.front.owners.handed == handed and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert live.front.owners.handed == handed + 1
+        given = live.front.owners.given_back
+        sock.sendall(b"".join(_post(q) for q in queries * 2))
+        answered = _responses(sock, 6)
+        assert live.front.owners.given_back == given  # all six answered by the worker
+        sock.sendall(_post(queries[2], b"Accept: text/html\r\n") + _post(queries[1]))
+        page, after = _responses(sock, 2)
+        assert live.front.owners.given_back == given + 1
+    bodies = [body for status, body in answered if status == b"HTTP/1.1 200 OK"]
+    assert len(bodies) == 6
+    assert [b'"boolean":true' in b for b in bodies] == [True, False, False] * 2
+    assert [b'"boolean":false' in b for b in bodies] == [False, True, False] * 2
+    assert all(b'"value":"7"' in b for b in bodies[2::3])
+    assert page[0] == b"HTTP/1.1 200 OK" and b"<html" in page[1].lower()
+    assert after[0] == b"HTTP/1.1 200 OK" and b'"boolean":false' in after[1]
