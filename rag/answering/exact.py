@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.answering.entities import factoid_answer, list_answer
-from rag.answering.evidence import focus_modifiers, keys
+from rag.answering.evidence import focus_modifiers, key, keys, sentences, together, topic
 from rag.answering.snippets import Snippet
 from rag.answering.yesno import weigh
+from rag.text.causes import cause_roles
 
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
 MAX_ENTITIES = 5
@@ -130,11 +131,39 @@ def extractive_exact(question: str, kind: str, snippets: Sequence[Snippet]) -> E
         return ExactAnswer(kind)
     texts = [(s.pmid, s.text) for s in snippets]
     names = factoid_answer(question, texts) if kind == "factoid" else list_answer(question, texts)
+    if keys(question) & _REMEDY:
+        # "What is the treatment for NMS?": a drug the snippets only name as its cause is none
+        names = [n for n in names if not _named_as_cause(n, question, snippets)]
     # "What lung damage …": names that carry the focus's modifiers are of the kind asked for
     wanted = focus_modifiers(question)
     if wanted:
         names = sorted(names, key=lambda n: not wanted & keys(n))
     return ExactAnswer(kind, entities=tuple((n,) for n in names))
+
+
+# the comparable forms of words asking what treats, reverses or prevents something
+_REMEDY = frozenset(
+    key(w)
+    for w in """
+    treat treats treated treatment treatments therapy therapies antidote antidotes cure cures
+    remedy remedies manage management prevent prevents prevention reverse reverses reversal
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
+
+
+def _named_as_cause(name: str, question: str, snippets: Sequence[Snippet]) -> bool:
+    """Whether the snippet sentences that name ``name`` together with the question's subject
+    name it as a cause more often than not ("neuroleptic malignant syndrome induced by
+    risperidone"; ``rag.text.causes``)."""
+    about = topic(question)
+    roles = [
+        role
+        for snippet in snippets
+        for sentence in sentences(snippet.text)
+        if together(about, keys(sentence))
+        for role in cause_roles(sentence, name)
+    ]
+    return 2 * sum(roles) > len(roles)
 
 
 def parse_exact(kind: str, value: object) -> ExactAnswer | None:

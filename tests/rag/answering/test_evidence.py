@@ -270,6 +270,15 @@ def test_questions_the_cdr_abstracts_answer_are_answered(cdr_system: RagSystem) 
     assert answered == len(IN_CORPUS) == 6
 
 
+def test_a_drug_the_abstracts_give_as_the_cause_is_no_treatment(cdr_system: RagSystem) -> None:
+    # the CDR abstracts name ziprasidone as a cause of NMS ("induced by ziprasidone",
+    # "associated with the use of ziprasidone"); it was the second "treatment" candidate
+    run = cdr_system.ask("What is the treatment for neuroleptic malignant syndrome?")
+    names = [n.lower() for n in run.exact_answer.values()]
+    assert "ziprasidone" not in names
+    assert not any("ziprasidone is the treatment" in s.text for s in run.cited_answer.sentences)
+
+
 def test_amiodarone_lung_damage_is_answered_with_lung_damage(cdr_system: RagSystem) -> None:
     run = cdr_system.ask("What lung damage can amiodarone cause?")
     names = [n.lower() for n in run.exact_answer.values()]

@@ -15,6 +15,7 @@ from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset
 from rag.answering.entities import factoid_answer, is_entity, list_answer
+from rag.answering.exact import extractive_exact
 from rag.answering.ideal import Sentence as IdealSentence
 from rag.answering.ideal import clean, declarative, select, statement
 from rag.answering.snippets import Snippet, bm25_scores
@@ -55,6 +56,34 @@ def test_list_answers_keep_entities_only() -> None:
     assert {"famotidine", "cimetidine"} <= {f.lower() for f in found}
     assert not {"interaction", "probability"} & {f.lower() for f in found}
     assert all(is_entity(f) for f in found)
+
+
+def _snippets(texts: list[tuple[str, str]]) -> list[Snippet]:
+    return [
+        Snippet(f"d{p}", t, "abstract", "abstract", 0, len(t) - 1, p, 1, 1.0, 1.0) for p, t in texts
+    ]
+
+
+NMS = [
+    ("1", "Neuroleptic malignant syndrome induced by ziprasidone on the second day of treatment."),
+    ("2", "A case of neuroleptic malignant syndrome associated with the use of ziprasidone."),
+    ("3", "Dantrolene is the treatment of choice for neuroleptic malignant syndrome."),
+    ("4", "Dantrolene shortened neuroleptic malignant syndrome in most patients."),
+]
+
+
+def test_a_treatment_is_never_a_drug_the_snippets_name_as_the_cause() -> None:
+    treatment = extractive_exact(
+        "What is the treatment for neuroleptic malignant syndrome?", "factoid", _snippets(NMS)
+    )
+    names = [n.lower() for n in treatment.values()]
+    assert names and names[0] == "dantrolene"
+    assert "ziprasidone" not in names  # both its mentions name it as the cause
+    # asked what causes it, the same snippets name ziprasidone
+    cause = extractive_exact(
+        "Which drug induces neuroleptic malignant syndrome?", "factoid", _snippets(NMS)
+    )
+    assert "ziprasidone" in [n.lower() for n in cause.values()]
 
 
 def test_numbers_are_answers_to_how_many() -> None:
