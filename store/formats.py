@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import IO
 from xml.parsers import expat
@@ -203,3 +204,114 @@ def xml_checked(source: bytes | Path | IO[bytes]) -> bytes | Path | IO[bytes]:
         return source
     head = _read_prolog(source.read)
     return io.BufferedReader(_Replayed(head, source), 1 << 20)
+
+
+# Bytes read at a time when a file is scanned, or read in parts for the bulk loader.
+_CHUNK = 8 << 20
+# What a piece of an N-Triples file must not hold for the pieces to load as one document: a
+# blank node label (``_:``; a label names one node within one parse, and the bulk loader
+# names each parse's nodes afresh) and the opening of a quoted triple (RDF 1.2 syntax that
+# may stand for a node of its own).
+_ONE_DOCUMENT_ONLY = (b"_:", b"<<")
+
+
+def line_parts(path: Path, parts: int, min_bytes: int) -> list[tuple[int, int]]:
+    """Return byte ranges (start, end) that cut the N-Triples file ``path`` into up to ``parts``
+    pieces of at least about ``min_bytes``, each ending at a line end; one range (the whole
+    file) when it should be read in one piece.
+
+    An N-Triples statement never spans lines (a literal writes its line breaks escaped, an IRI
+    holds none, a comment ends at the line's end), so every piece is a document of whole
+    statements, and loading the pieces gives the triples of the file -- unless a blank node
+    is written: each parse names its blank nodes anew (``_:b`` in two pieces would become two
+    nodes). A file holding the bytes ``_:`` or ``<<`` anywhere (in a literal too: the check
+    only ever keeps a file whole) is read in one piece.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "a.nt"
+    ...     _ = p.write_bytes(b"<a:x> <a:p> <a:y> .\\n" * 10)
+    ...     cut = line_parts(p, 2, 50)
+    ...     _ = p.write_bytes(b"_:x <a:p> <a:y> .\\n" * 10)
+    ...     cut, line_parts(p, 2, 50)
+    ([(0, 100), (100, 200)], [(0, 180)])
+    """
+    size = path.stat().st_size
+    count = min(parts, size // max(min_bytes, 1))
+    if count < 2 or any(_holds(path, needle) for needle in _ONE_DOCUMENT_ONLY):
+        return [(0, size)]
+    bounds = [0]
+    with path.open("rb") as stream:
+        for index in range(1, count):
+            stream.seek(max(size * index // count - 1, bounds[-1]))
+            stream.readline()  # to the end of the line holding that byte
+            bounds.append(stream.tell())
+    bounds.append(size)
+    return [(start, end) for start, end in pairwise(bounds) if end > start]
+
+
+def _holds(path: Path, needle: bytes) -> bool:
+    """Return whether the file ``path`` holds the bytes ``needle`` (read a chunk at a time)."""
+    tail = b""
+    with path.open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            if needle in tail + chunk[: len(needle) - 1] or needle in chunk:
+                return True
+            tail = chunk[-(len(needle) - 1) :]
+    return False
+
+
+def lines_before(path: Path, offset: int) -> int:
+    """Return how many lines of the file ``path`` end before byte ``offset``."""
+    lines = 0
+    with path.open("rb") as stream:
+        while offset > 0 and (chunk := stream.read(min(_CHUNK, offset))):
+            lines += chunk.count(b"\n")
+            offset -= len(chunk)
+    return lines
+
+
+class PartStopped(OSError):
+    """Reading a part was stopped (another part of the same load failed)."""
+
+
+class FileRange(io.RawIOBase):
+    """Bytes ``start`` to ``end`` of the file ``path`` (to its end when ``end`` is None: a
+    pipe, say): each read is reported to ``progress`` (its size), and raises ``PartStopped``
+    once ``stop`` is set."""
+
+    def __init__(
+        self,
+        path: Path,
+        start: int,
+        end: int | None,
+        *,
+        progress: Callable[[int], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> None:
+        self._file = path.open("rb", buffering=0)
+        if start:
+            self._file.seek(start)
+        self._left = end - start if end is not None else None
+        self._progress = progress
+        self._stop = stop
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._stop is not None and self._stop():
+            raise PartStopped("stopped: another part of this load failed")
+        size = len(buffer) if self._left is None else min(len(buffer), self._left)
+        if size <= 0:
+            return 0
+        read = self._file.readinto(memoryview(buffer)[:size]) or 0
+        if self._left is not None:
+            self._left -= read
+        if read and self._progress is not None:
+            self._progress(read)
+        return read
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()

@@ -7,7 +7,7 @@ Graph Store Protocol server). This module only declares the role; it opens nothi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -112,8 +112,10 @@ class RdfStore(Protocol):
         *,
         graph: NamedNode,
         base_iri: str | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> None:
-        """Load a large file into a fresh ``graph`` as fast as the store can (maybe not atomic)."""
+        """Load a large file into a fresh ``graph`` as fast as the store can (maybe not atomic);
+        ``progress`` is called with the bytes of a file read, as reading goes on."""
         ...
 
     def bulk_add(self, quads: Iterable[Quad]) -> None:

@@ -28,7 +28,7 @@ put back (docs/virtuoso.md).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, NamedTuple
 
@@ -491,9 +491,12 @@ class RemoteStore:
         *,
         graph: NamedNode,
         base_iri: str | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> None:
         """Load a file into ``graph`` (the remote server has no faster path than ``load``)."""
         data = source.read_bytes() if isinstance(source, Path) else source.read()
+        if progress is not None and isinstance(source, Path):
+            progress(len(data))
         self.load(data, rdf_format, graph=graph, base_iri=base_iri)
 
     def bulk_add(self, quads: Iterable[Quad]) -> None:

@@ -14,11 +14,8 @@ import dataclasses
 import gzip
 import io
 import logging
-import os
-import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -267,65 +264,6 @@ class _Counting(io.RawIOBase):
         return len(data)
 
 
-def read_position(path: Path) -> int | None:
-    """Return how far this process has read ``path`` (Linux ``/proc/self/fdinfo``), or None.
-
-    Oxigraph's bulk loader reads a file it is given by path itself, in parallel and without
-    Python in the loop (twice as fast as feeding it a Python file object, measured on 1 M
-    triples); the offset of its file descriptor is the only sign of how far it got.
-
-    >>> import tempfile
-    >>> with tempfile.NamedTemporaryFile() as f:
-    ...     _ = f.write(b"abc"); f.flush(); _ = f.seek(2)
-    ...     read_position(Path(f.name)) in (2, None)
-    True
-    """
-    target = str(path.resolve())
-    try:
-        descriptors = os.listdir("/proc/self/fd")
-    except OSError:
-        return None
-    found = None
-    for fd in descriptors:
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") != target:
-                continue
-            with open(f"/proc/self/fdinfo/{fd}") as info:
-                pos = next(int(line.split()[1]) for line in info if line.startswith("pos:"))
-        except (OSError, StopIteration, ValueError):
-            continue
-        found = pos if found is None else max(found, pos)
-    return found
-
-
-@contextmanager
-def _watching(path: Path, progress: Callable[[int], None] | None) -> Iterator[None]:
-    """Report the bytes of ``path`` read so far to ``progress`` twice a second until done."""
-    if progress is None:
-        yield
-        return
-    stop = threading.Event()
-    reported = [0]
-
-    def _poll() -> None:
-        while not stop.wait(0.5):
-            position = read_position(path)
-            if position is not None and position > reported[0]:
-                progress(position - reported[0])
-                reported[0] = position
-
-    watcher = threading.Thread(target=_poll, name="kb-load-progress", daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        watcher.join()
-        size = path.stat().st_size
-        if size > reported[0]:
-            progress(size - reported[0])
-
-
 def _rdf_format(path: Path) -> RdfFormat:
     name = path.name.removesuffix(".gz")
     return rdf_serialization(Path(name).suffix or name).rdf_format
@@ -413,9 +351,8 @@ def _bulk_load(
                 source = io.BufferedReader(_Counting(source, progress), 1 << 20)
             store.bulk_load(source, rdf_format, graph=graph)
     else:
-        # By path: the loader reads and parses the file itself, in parallel.
-        with _watching(path, progress):
-            store.bulk_load(path, rdf_format, graph=graph)
+        # By path: the store may cut it into pieces loaded at once (TripleStore.bulk_load)
+        store.bulk_load(path, rdf_format, graph=graph, progress=progress)
 
 
 def _drop(store: RdfStore, *dropped: NamedNode) -> None:
