@@ -188,13 +188,21 @@ class TripleStore:
         Raises:
             StoreError: if the flush failed (the store is released anyway).
         """
-        if self._store is not None:
-            store, self._store = self._store, None
-            if self.path is not None and not self.read_only:
-                try:
-                    store.flush()
-                except OSError as exc:
-                    raise StoreError(f"Flushing the store failed: {exc}") from exc
+        if self._store is None:
+            return
+        store, self._store = self._store, None
+        failure: OSError | None = None
+        if self.path is not None and not self.read_only:
+            try:
+                store.flush()
+            except OSError as exc:
+                failure = exc
+        # The last reference goes now, not with this frame: a raised error's traceback keeps
+        # the frame (in a cycle only the garbage collector breaks), and the engine's files --
+        # their disk space too, after a rebuild deleted them -- with it.
+        del store
+        if failure is not None:
+            raise StoreError(f"Flushing the store failed: {failure}") from failure
 
     def checkpoint(self, target: Path) -> None:
         """Write a consistent copy of the store to ``target`` (which must not exist yet).
