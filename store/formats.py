@@ -215,10 +215,13 @@ _CHUNK = 8 << 20
 _ONE_DOCUMENT_ONLY = (b"_:", b"<<")
 
 
-def line_parts(path: Path, parts: int, min_bytes: int) -> list[tuple[int, int]]:
-    """Return byte ranges (start, end) that cut the N-Triples file ``path`` into up to ``parts``
-    pieces of at least about ``min_bytes``, each ending at a line end; one range (the whole
-    file) when it should be read in one piece.
+def line_parts(
+    path: Path, parts: int, min_bytes: int, max_bytes: int | None = None
+) -> list[tuple[int, int]]:
+    """Return byte ranges (start, end) that cut the N-Triples file ``path`` into ``parts``
+    pieces (more when a piece would pass ``max_bytes``; fewer when it would fall under
+    ``min_bytes``), each ending at a line end; one range (the whole file) when it should be
+    read in one piece.
 
     An N-Triples statement never spans lines (a literal writes its line breaks escaped, an IRI
     holds none, a comment ends at the line's end), so every piece is a document of whole
@@ -237,8 +240,10 @@ def line_parts(path: Path, parts: int, min_bytes: int) -> list[tuple[int, int]]:
     ([(0, 100), (100, 200)], [(0, 180)])
     """
     size = path.stat().st_size
+    if max_bytes:
+        parts = max(parts, -(-size // max_bytes))
     count = min(parts, size // max(min_bytes, 1))
-    if count < 2 or any(_holds(path, needle) for needle in _ONE_DOCUMENT_ONLY):
+    if count < 2 or _holds(path, _ONE_DOCUMENT_ONLY):
         return [(0, size)]
     bounds = [0]
     with path.open("rb") as stream:
@@ -250,14 +255,17 @@ def line_parts(path: Path, parts: int, min_bytes: int) -> list[tuple[int, int]]:
     return [(start, end) for start, end in pairwise(bounds) if end > start]
 
 
-def _holds(path: Path, needle: bytes) -> bool:
-    """Return whether the file ``path`` holds the bytes ``needle`` (read a chunk at a time)."""
+def _holds(path: Path, needles: Sequence[bytes]) -> bool:
+    """Return whether the file ``path`` holds any of ``needles`` (read once, a chunk at a
+    time; a needle across two chunks is found too)."""
+    longest = max(len(needle) for needle in needles)
     tail = b""
     with path.open("rb") as stream:
         while chunk := stream.read(_CHUNK):
-            if needle in tail + chunk[: len(needle) - 1] or needle in chunk:
+            seam = tail + chunk[: longest - 1]
+            if any(needle in seam or needle in chunk for needle in needles):
                 return True
-            tail = chunk[-(len(needle) - 1) :]
+            tail = chunk[-(longest - 1) :] if longest > 1 else b""
     return False
 
 

@@ -82,6 +82,8 @@ WAL_CHECK_EVERY = 1
 # loader holds up to about 1 GB at a time), each of at least BULK_PART_BYTES.
 BULK_PARTS = 4
 BULK_PART_BYTES = 16 << 20
+# ... and of at most this many (a loader holds its piece in memory while it parses it).
+BULK_PIECE_BYTES = 256 << 20
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +132,11 @@ class TripleStore:
             else None
         )
         self._writes = 0
-        # how many pieces of a file bulk_load loads at once (one per core), and the smallest
+        # how many pieces of a file bulk_load loads at once (one per core), the smallest, the
+        # largest
         self.bulk_parts = min(BULK_PARTS, len(os.sched_getaffinity(0)))
         self.bulk_part_bytes = BULK_PART_BYTES
+        self.bulk_piece_bytes = BULK_PIECE_BYTES
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -532,7 +536,11 @@ class TripleStore:
         parts: list[tuple[int, int | None]] = [(0, None)]  # a pipe: read to its end
         if isinstance(source, Path) and source.is_file():
             if rdf_format == RdfFormat.N_TRIPLES and self.bulk_parts > 1:
-                parts = [*line_parts(source, self.bulk_parts, self.bulk_part_bytes)]
+                parts = [
+                    *line_parts(
+                        source, self.bulk_parts, self.bulk_part_bytes, self.bulk_piece_bytes
+                    )
+                ]
             else:
                 parts = [(0, source.stat().st_size)]
         entry = self._note([graph])
@@ -559,9 +567,10 @@ class TripleStore:
         base_iri: str | None,
         progress: Callable[[int], None] | None,
     ) -> None:
-        """Bulk load the byte ranges ``parts`` of ``path`` into ``graph``, each in a thread of
-        its own (the loader runs without the GIL); the first part to fail stops the others,
-        and its error is raised (a syntax error with the line counted from the file's start)."""
+        """Bulk load the byte ranges ``parts`` of ``path`` into ``graph``: one range through a
+        reader; several by ``bulk_parts`` threads at once, each loading every n-th range (the
+        engine's loader runs without the GIL). The first range to fail stops the others, and
+        its error is raised (a syntax error with the line counted from the file's start)."""
         lock = threading.Lock()
         failed = threading.Event()
         failures: dict[int, BaseException] = {}
@@ -571,25 +580,40 @@ class TripleStore:
                 with lock:
                     progress(size)
 
-        def _load(index: int, start: int, end: int | None) -> None:
+        if len(parts) == 1:  # one loader, reading the file as it goes
             try:
-                with FileRange(path, start, end, progress=_counted, stop=failed.is_set) as raw:
-                    self.raw.bulk_load(
-                        io.BufferedReader(raw, 1 << 20),
-                        rdf_format,
-                        base_iri=base_iri,
-                        to_graph=graph,
-                    )
-            except BaseException as exc:  # raised again below, in the caller
-                failures[index] = exc
-                failed.set()
+                with FileRange(path, *parts[0], progress=_counted) as raw:
+                    reader = io.BufferedReader(raw, 1 << 20)
+                    self.raw.bulk_load(reader, rdf_format, base_iri=base_iri, to_graph=graph)
+            except BaseException as exc:  # raised again below
+                failures[0] = exc
 
-        if len(parts) == 1:
-            _load(0, *parts[0])
-        else:
+        def _loader(first: int, step: int) -> None:
+            # pieces first, first + step, ...: each read whole, then given to the engine as
+            # bytes (a loader reading through a Python file object needs the GIL for every
+            # read, and two of them took turns: 8.8 s instead of 4.7 s for 1 M triples)
+            for index in range(first, len(parts), step):
+                start, end = parts[index]
+                if failed.is_set():
+                    failures.setdefault(index, PartStopped("another piece failed"))
+                    return
+                try:
+                    with path.open("rb") as stream:
+                        stream.seek(start)
+                        data = stream.read((end or 0) - start)
+                    _counted(len(data))
+                    self.raw.bulk_load(data, rdf_format, base_iri=base_iri, to_graph=graph)
+                except BaseException as exc:  # raised again below, in the caller
+                    failures[index] = exc
+                    failed.set()
+                    return
+                del data
+
+        if len(parts) > 1:
+            loaders = max(1, min(self.bulk_parts, len(parts)))
             threads = [
-                threading.Thread(target=_load, args=(index, start, end), name=f"bulk-load-{index}")
-                for index, (start, end) in enumerate(parts)
+                threading.Thread(target=_loader, args=(n, loaders), name=f"bulk-load-{n}")
+                for n in range(loaders)
             ]
             for thread in threads:
                 thread.start()
@@ -599,12 +623,12 @@ class TripleStore:
             return
         causes = [i for i in sorted(failures) if not isinstance(failures[i], PartStopped)]
         index = causes[0] if causes else min(failures)
-        exc = failures[index]
-        if isinstance(exc, SyntaxError) and parts[index][0] > 0:
+        error = failures[index]
+        if isinstance(error, SyntaxError) and parts[index][0] > 0:
             offset = lines_before(path, parts[index][0])
-            message = _LINE.sub(lambda m: f"line {int(m.group(1)) + offset}", str(exc))
-            raise SyntaxError(message) from exc
-        raise exc
+            message = _LINE.sub(lambda m: f"line {int(m.group(1)) + offset}", str(error))
+            raise SyntaxError(message) from error
+        raise error
 
     def bulk_add(self, quads: Iterable[Quad]) -> None:
         """Add many quads with Oxigraph's bulk writer (no transaction; see ``bulk_load``).

@@ -119,3 +119,24 @@ def test_a_syntax_error_in_a_later_piece_names_its_line_in_the_file(tmp_path: Pa
     assert caught.value.line == 2500, str(caught.value)
     assert "line 2500" in str(caught.value)
     store.close()
+
+
+def test_a_file_of_more_pieces_than_loaders_is_loaded_whole_each_loader_taking_its_turn(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "kb.nt"
+    path.write_text("".join(_lines(3000)), encoding="utf-8")
+    store = _store(tmp_path, parts=2)
+    store.bulk_piece_bytes = path.stat().st_size // 6  # seven pieces for two loaders
+    assert len(line_parts(path, 2, 1000, store.bulk_piece_bytes)) == 7
+    sizes: dict[str, int] = {}
+
+    def _progress(size: int) -> None:
+        name = threading.current_thread().name
+        sizes[name] = sizes.get(name, 0) + size
+
+    store.bulk_load(path, RdfFormat.N_TRIPLES, graph=GRAPH, progress=_progress)
+    assert set(sizes) == {"bulk-load-0", "bulk-load-1"}
+    assert sum(sizes.values()) == path.stat().st_size
+    assert _dataset(store) == _whole(path)
+    store.close()
