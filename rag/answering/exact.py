@@ -83,19 +83,17 @@ class ExactAnswer:
         five; a reader must not take the second to fifth for answers too.
 
         >>> ExactAnswer("factoid", entities=(("lung toxicity",), ("lung mass",))).reading()
-        'candidates, best first: the first is the answer, the others less likely alternatives'
+        'candidates ranked by the evidence, likeliest first; not all of them are answers'
         >>> ExactAnswer("factoid", entities=(("CFTR",),)).reading()
-        'the answer'
+        'the one candidate the evidence gives'
         """
         if self.yesno is not None or not self.entities:
             return ""
         if self.question_type == "list":
             return "the entities the evidence names as answers"
         if len(self.entities) == 1:
-            return "the answer"
-        return (
-            "candidates, best first: the first is the answer, the others less likely alternatives"
-        )
+            return "the one candidate the evidence gives"
+        return "candidates ranked by the evidence, likeliest first; not all of them are answers"
 
 
 def question_type(question: str) -> str:
@@ -153,7 +151,7 @@ _REMEDY = frozenset(
 
 def _named_as_cause(name: str, question: str, snippets: Sequence[Snippet]) -> bool:
     """Whether the snippet sentences that name ``name`` together with the question's subject
-    name it as a cause more often than not ("neuroleptic malignant syndrome induced by
+    name it as a cause at least as often as not ("neuroleptic malignant syndrome induced by
     risperidone"; ``rag.text.causes``)."""
     about = topic(question)
     roles = [
@@ -163,7 +161,7 @@ def _named_as_cause(name: str, question: str, snippets: Sequence[Snippet]) -> bo
         if together(about, keys(sentence))
         for role in cause_roles(sentence, name)
     ]
-    return 2 * sum(roles) > len(roles)
+    return 2 * sum(roles) >= len(roles) > 0
 
 
 def parse_exact(kind: str, value: object) -> ExactAnswer | None:

@@ -115,6 +115,8 @@ def statement(question: str, kind: str, yesno: str | None, names: Sequence[str])
     'SAM is the methyl donor of DNMTs.'
     >>> statement("Which genes cause FH?", "list", None, ["LDLR", "APOB", "PCSK9"])
     'LDLR, APOB and PCSK9.'
+    >>> statement("Which drugs are used for FH?", "list", None, ["ezetimibe"])
+    'ezetimibe is used for FH.'
     """
     body = " ".join(question.strip().rstrip("?. ").split())
     if kind == "yesno" and yesno in ("yes", "no"):
@@ -123,6 +125,9 @@ def statement(question: str, kind: str, yesno: str | None, names: Sequence[str])
         return ""
     shown = names[0] if kind == "factoid" else _enumerate(list(names))
     frame = _frame(body)
+    if len(names) == 1 and frame.split(" ", 1)[0] in _SINGULAR:
+        verb, _, rest = frame.partition(" ")
+        frame = f"{_SINGULAR[verb]} {rest}"
     return f"{shown} {frame}." if frame else f"{shown}."
 
 
@@ -175,6 +180,18 @@ def _subject_end(rest: str, verb_follows: bool) -> int:
 
 def _enumerate(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+_SINGULAR = {"are": "is", "were": "was"}
+
+
+def question_frame(question: str) -> str:
+    """Return the predicate a stated answer would put its names into ("" when none).
+
+    >>> question_frame("What is the antidote for heparin?")
+    'is the antidote for heparin'
+    """
+    return _frame(" ".join(question.strip().rstrip("?. ").split()))
 
 
 def _frame(question: str) -> str:

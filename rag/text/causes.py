@@ -10,9 +10,9 @@ for each mention of a name, whether the sentence puts it in the place of a cause
 * after "induced by", "caused by", "triggered by", "due to", "associated with", with at
   most a few words of use or dose between ("associated with the use of ziprasidone");
 * before a causing verb: "risperidone caused ...", "X induces ..." (not "X induced by ...");
-* after "after" or "following" the same way, in a sentence that reports no relief
-  ("developed NMS after administration of risperidone"; not "the rigidity resolved after
-  dantrolene").
+* after "after", "following" or "during" the same way, in a sentence that reports no relief
+  ("developed NMS after administration of risperidone", "delirium during clozapine
+  treatment"; not "the rigidity resolved after dantrolene").
 
 Pure and deterministic; the word lists are ours.
 """
@@ -35,7 +35,7 @@ _CAUSING_VERBS = frozenset(
 _RELIEF = frozenset(
     """
     reversed resolved improved recovered subsided disappeared responded remitted abated
-    normalized normalised relieved successfully
+    normalized normalised relieved successfully improvement recovery resolution remission
     """.split()  # noqa: SIM905
 )
 # words that may stand between "associated with" or "after" and the name ("after a high dose
@@ -91,7 +91,7 @@ def cause_roles(sentence: str, name: str) -> tuple[bool, ...]:
 
 def _caused_by(before: list[str], relief: bool) -> bool:
     """Whether the words before a name put it as the cause: "induced by", "caused by", "due
-    to", "associated with" and (without relief in the sentence) "after", "following", with
+    to", "associated with" and (without relief in the sentence) "after", "following", "during", with
     only ``_BETWEEN`` words up to the name."""
     for index in range(len(before) - 1, -1, -1):
         word = before[index]
@@ -99,7 +99,7 @@ def _caused_by(before: list[str], relief: bool) -> bool:
         if (
             (word == "by" and pair[:1] and pair[0] in _CAUSED_BY)
             or pair in (["due", "to"], ["associated", "with"])
-            or (word in ("after", "following") and not relief)
+            or (word in ("after", "following", "during") and not relief)
         ):
             return True
         if word not in _BETWEEN:

@@ -68,6 +68,15 @@ VERBS = frozenset(
     resulted reveal reveals revealed seem seems seemed show shows showed shown suggest
     suggests suggested support supports supported take takes taken target targets targeted
     tend tends tended treat treats treated undergo underwent use uses used using was were
+    accumulate accumulates accumulated assess assesses assessed calculate calculates
+    calculated combine combines combined compare compares compared decide decides decided
+    defines differentiate differentiates eliminate eliminates eliminated elucidate elucidates
+    elucidated estimate estimates estimated evaluate evaluates evaluated examine examines
+    examined explore explores explored facilitate facilitates facilitated generate generates
+    generated illustrate illustrates illustrated incorporate incorporates incorporated
+    integrate integrates integrated investigate investigates investigated participate
+    participates participated terminate terminates terminated tolerate tolerates tolerated
+    validate validates validated
     """.split()  # noqa: SIM905
 )
 # Words that grade, count or qualify: they may sit inside a name but never start one.

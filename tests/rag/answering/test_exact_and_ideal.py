@@ -14,6 +14,7 @@ import pytest
 from evaluators.bioasq.scoring import evaluate_bioasq
 from evaluators.formats import parse_bytes
 from evaluators.model import Dataset
+from rag.answering.answers import extractive_answers
 from rag.answering.entities import factoid_answer, is_entity, list_answer
 from rag.answering.exact import extractive_exact
 from rag.answering.ideal import Sentence as IdealSentence
@@ -84,6 +85,25 @@ def test_a_treatment_is_never_a_drug_the_snippets_name_as_the_cause() -> None:
         "Which drug induces neuroleptic malignant syndrome?", "factoid", _snippets(NMS)
     )
     assert "ziprasidone" in [n.lower() for n in cause.values()]
+
+
+def test_a_name_is_put_into_the_question_s_frame_only_where_a_snippet_states_it_so() -> None:
+    question = "What is the antidote for heparin?"
+    mentioned = _snippets(
+        [
+            ("1", "Heparin-induced thrombocytopenia is a serious adverse effect."),
+            ("2", "Thrombocytopenia was seen in 4% of patients given heparin."),
+        ]
+    )
+    answers = extractive_answers(question, "factoid", mentioned)
+    assert [n.lower() for n in answers.exact.values()[:1]] == ["thrombocytopenia"]  # the best ...
+    stated = "thrombocytopenia is the antidote for heparin."
+    assert stated not in answers.short.lower()  # ... is not stated as the antidote
+    assert all(stated not in s.text.lower() for s in answers.cited.sentences)
+    given = _snippets([("3", "Protamine is the antidote for heparin in an overdose.")])
+    answers = extractive_answers(question, "factoid", given)
+    assert answers.short.startswith("Protamine is the antidote for heparin.")
+    assert answers.cited.sentences[0].text == "Protamine is the antidote for heparin."
 
 
 def test_numbers_are_answers_to_how_many() -> None:
@@ -208,7 +228,10 @@ def test_phase_b_on_bioasq_2013_meets_the_targets(shared_data: Path) -> None:
     assert mine[("list", "mean_f1")] >= 0.25
     assert mine[("yesno", "accuracy")] >= 0.80
     assert mine[("yesno", "macro_f1")] > theirs[("yesno", "macro_f1")]  # not "always yes"
-    assert mine[("ideal", "rouge2_f1")] >= theirs[("ideal", "rouge2_f1")] + 0.03
+    # +0.03 before names were stated in the question's frame only where a snippet states them
+    # so (0.170 -> 0.166 here: the frame's words, true or not, overlap these short ideal
+    # answers; on 7b-8b and 9b-11b the same change gains 0.007): docs/rag-answering.md
+    assert mine[("ideal", "rouge2_f1")] >= theirs[("ideal", "rouge2_f1")] + 0.025
     assert mine[("ideal", "rouge2_recall")] >= theirs[("ideal", "rouge2_recall")] + 0.03
 
 

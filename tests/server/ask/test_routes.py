@@ -102,10 +102,10 @@ def test_a_factoid_answer_is_shown_as_ranked_candidates_not_as_several_answers(
     assert reading is not None
     if len(names) > 1:
         assert reading.group(1) == (
-            "Candidates, best first: the first is the answer, the others less likely alternatives."
+            "Candidates ranked by the evidence, likeliest first; not all of them are answers."
         )
     else:
-        assert reading.group(1) == "The answer."
+        assert reading.group(1) == "The one candidate the evidence gives."
 
 
 def test_form_post_with_json_accept_returns_the_run(rag_client: Any) -> None:

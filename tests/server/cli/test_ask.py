@@ -101,7 +101,7 @@ def test_ask_text_output_says_how_to_read_a_factoid_answer(
     line = next(x for x in out.splitlines() if x.startswith("exact answer"))
     names = line.split(": ", 2)[-1].split("; ")
     assert any("famotidine" in n.lower() for n in names)
-    reading = "the answer" if len(names) == 1 else "candidates, best first"
+    reading = "the one candidate" if len(names) == 1 else "candidates ranked by the evidence"
     assert line.startswith(f"exact answer ({reading}")
 
 
