@@ -17,16 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rag.answering.citations import MAX_CITATIONS, AnswerSentence, CitedAnswer, check_citations
-from rag.answering.evidence import content_keys, key, keys, mentions_any, pairs, sentences
-from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact
-from rag.answering.ideal import (
-    BUDGETS,
-    Sentence,
-    candidate_sentences,
-    question_frame,
-    select,
-    statement,
-)
+from rag.answering.evidence import mentions_any
+from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact, stated_in_frame
+from rag.answering.ideal import BUDGETS, Sentence, candidate_sentences, select, statement
 from rag.answering.snippets import SimilarityScorer, Snippet
 from rag.answering.support import MIN_WORDS
 from rag.errors import GeneratorError
@@ -159,62 +152,6 @@ def extractive_answers(
         extractive_cited(question, kind, stated, cited_from, snippets),
         exact,
         warnings,
-    )
-
-
-def stated_in_frame(question: str, exact: ExactAnswer, snippets: Sequence[Snippet]) -> ExactAnswer:
-    """Return the exact answer with only the names a stated answer may put into the question's
-    frame: those a snippet sentence (or two in a row) states with every content word of the
-    frame but its qualifiers ("X is the antidote for heparin" needs X, antidote and heparin
-    together; "X is mainly used for Y" needs X and Y). A factoid
-    whose best name is not so stated gets no stated answer: a template must not put a name the
-    evidence only mentions into a relation it never states.
-
-    >>> from rag.answering.snippets import Snippet
-    >>> def snip(text): return Snippet("d", text, "abstract", "abstract", 0, 1, "1", 1, 1.0, 1.0)
-    >>> q = "What is the antidote for heparin?"
-    >>> exact = ExactAnswer("factoid", entities=(("protamine",), ("thrombocytopenia",)))
-    >>> stated_in_frame(q, exact, [snip("Protamine is the antidote for heparin.")]).values()
-    ('protamine',)
-    >>> stated_in_frame(q, exact, [snip("Heparin-induced thrombocytopenia was seen.")]).values()
-    ()
-    """
-    frame = question_frame(question)
-    if not exact.entities or not frame:
-        return exact
-    wanted = content_keys(frame) - _QUALIFIERS
-    spans = [
-        span
-        for snippet in snippets
-        for span in pairs([keys(sentence) for sentence in sentences(snippet.text)])
-    ]
-    stated = [
-        entity
-        for entity in exact.entities
-        if any(keys(entity[0]) <= span and all(_has(span, w) for w in wanted) for span in spans)
-    ]
-    if exact.question_type == "factoid" and stated[:1] != list(exact.entities[:1]):
-        stated = []
-    return ExactAnswer(exact.question_type, entities=tuple(stated))
-
-
-# words of a frame that grade or soften rather than state the relation ("is mainly used for",
-# "is most strongly associated with"): a sentence stating the relation need not repeat them
-_QUALIFIERS = frozenset(
-    key(w)
-    for w in """
-    mainly most strongly commonly frequently usually often currently average main major
-    primary known use used usual typical typically generally best first
-    """.split()  # noqa: SIM905 (a word list reads better as text)
-)
-
-
-def _has(found: frozenset[str], wanted: str) -> bool:
-    """Whether ``found`` holds ``wanted`` or a longer or shorter form of it ("treat" and
-    "treatment"; five letters at least)."""
-    return wanted in found or (
-        len(wanted) >= 5
-        and any(len(f) >= 5 and (f.startswith(wanted) or wanted.startswith(f)) for f in found)
     )
 
 

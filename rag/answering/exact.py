@@ -5,7 +5,9 @@ question brings its own type). The extractive exact answers are deterministic: y
 the snippets' evidence for and against the question's claim (``rag.answering.yesno``);
 factoid and list answers are noun-phrase candidates ranked by evidence and fit to the asked
 type (``rag.answering.entities``). A model's JSON reply is parsed defensively; ``None`` means
-it was unusable. Pure.
+it was unusable. ``stated_in_frame`` keeps the names a stated answer may put into the
+question's frame: a template asserts a relation whatever name it holds, so only names a
+snippet states in that relation. Pure.
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.answering.entities import factoid_answer, list_answer
-from rag.answering.evidence import focus_modifiers, key, keys, sentences, together, topic
+from rag.answering.evidence import (
+    content_keys,
+    focus_modifiers,
+    key,
+    keys,
+    pairs,
+    sentences,
+    together,
+    topic,
+)
+from rag.answering.ideal import question_frame
 from rag.answering.snippets import Snippet
 from rag.answering.yesno import weigh
 from rag.text.causes import cause_roles
@@ -190,3 +202,59 @@ def parse_exact(kind: str, value: object) -> ExactAnswer | None:
             entities.append(clean)
     limit = MAX_ENTITIES if kind == "factoid" else 100
     return ExactAnswer(kind, entities=tuple(entities[:limit])) if entities else None
+
+
+def stated_in_frame(question: str, exact: ExactAnswer, snippets: Sequence[Snippet]) -> ExactAnswer:
+    """Return the exact answer with only the names a stated answer may put into the question's
+    frame: those a snippet sentence (or two in a row) states with every content word of the
+    frame but its qualifiers ("X is the antidote for heparin" needs X, antidote and heparin
+    together; "X is mainly used for Y" needs X and Y). A factoid whose best name is not so
+    stated gets no stated answer: a template must not put a name the evidence only mentions
+    into a relation it never states.
+
+    >>> from rag.answering.snippets import Snippet
+    >>> def snip(text): return Snippet("d", text, "abstract", "abstract", 0, 1, "1", 1, 1.0, 1.0)
+    >>> q = "What is the antidote for heparin?"
+    >>> exact = ExactAnswer("factoid", entities=(("protamine",), ("thrombocytopenia",)))
+    >>> stated_in_frame(q, exact, [snip("Protamine is the antidote for heparin.")]).values()
+    ('protamine',)
+    >>> stated_in_frame(q, exact, [snip("Heparin-induced thrombocytopenia was seen.")]).values()
+    ()
+    """
+    frame = question_frame(question)
+    if not exact.entities or not frame:
+        return exact
+    wanted = content_keys(frame) - _QUALIFIERS
+    spans = [
+        span
+        for snippet in snippets
+        for span in pairs([keys(sentence) for sentence in sentences(snippet.text)])
+    ]
+    stated = [
+        entity
+        for entity in exact.entities
+        if any(keys(entity[0]) <= span and all(_has(span, w) for w in wanted) for span in spans)
+    ]
+    if exact.question_type == "factoid" and stated[:1] != list(exact.entities[:1]):
+        stated = []
+    return ExactAnswer(exact.question_type, entities=tuple(stated))
+
+
+# words of a frame that grade or soften rather than state the relation ("is mainly used for",
+# "is most strongly associated with"): a sentence stating the relation need not repeat them
+_QUALIFIERS = frozenset(
+    key(w)
+    for w in """
+    mainly most strongly commonly frequently usually often currently average main major
+    primary known use used usual typical typically generally best first
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
+
+
+def _has(found: frozenset[str], wanted: str) -> bool:
+    """Whether ``found`` holds ``wanted`` or a longer or shorter form of it ("treat" and
+    "treatment"; five letters at least)."""
+    return wanted in found or (
+        len(wanted) >= 5
+        and any(len(f) >= 5 and (f.startswith(wanted) or wanted.startswith(f)) for f in found)
+    )
