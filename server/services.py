@@ -46,6 +46,20 @@ RUNNER_KEY = "experiment_runner"
 PER_GRAPH_VALUES = 16
 
 
+def entity_tag(instance: str, generation: str, parts: tuple[str, ...]) -> str:
+    """Return the entity tag of the representation named by ``parts`` at ``generation`` (of
+    ``Services.etag``; connection workers tag their answers with it too).
+
+    The digest is BLAKE2b's (Python's own, 80 bits): OpenSSL's SHA-256 fetches its algorithm
+    on every call, which cost a trivial query about 5 % of its CPU time in a connection worker.
+
+    >>> entity_tag("i", "p3", ("sparql", "ASK {}"))
+    'i-p3-6a913c3c54bc0045ac1a'
+    """
+    digest = hashlib.blake2b("\x00".join(parts).encode("utf-8"), digest_size=10).hexdigest()
+    return f"{instance}-{generation}-{digest}"
+
+
 @dataclass(frozen=True, slots=True)
 class Visibility:
     """The graphs one reader may see at one store generation."""
@@ -233,9 +247,8 @@ class Services:
         are hashed, so the tag is short and names nothing private. ``public``: the
         representation shows public content only, so its tag follows the public generation.
         """
-        digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
         generation = f"p{self.writes.public}" if public else str(self.generation)
-        return f"{self.instance}-{generation}-{digest}"
+        return entity_tag(self.instance, generation, parts)
 
     def modified_for(self, public: bool) -> float:
         """Return ``Last-Modified`` of public content (``public``) or of everything."""

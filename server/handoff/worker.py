@@ -25,7 +25,6 @@ serving process are JSON (it never unpickles what a worker sends), sockets trave
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import mmap
 import os
@@ -45,7 +44,7 @@ from werkzeug.datastructures import MultiDict
 
 from server.config import ServerConfig
 from server.handoff import wire
-from server.services import Visibility
+from server.services import Visibility, entity_tag
 from server.sparql import isolation
 from server.sparql.endpoint import prepare
 from server.sparql.jobs import QueryJob, QueryOutcome, evaluate_job
@@ -82,6 +81,9 @@ QUIET_SECONDS = 10.0
 # started for PARK_SECONDS.
 WATCH_SECONDS = 0.005
 PARK_SECONDS = 0.05
+# Idle and slow connections are looked for at most this often (not after every readiness
+# event: with many connections that walk cost more than a trivial query's own reading).
+EXPIRE_SECONDS = 0.1
 
 
 @dataclass
@@ -105,9 +107,8 @@ class State:
 
     def etag(self, *parts: str, public: bool = False) -> str:
         """The entity tag ``Services.etag`` gives at this generation."""
-        digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
         generation = f"p{self.public_generation}" if public else str(self.generation)
-        return f"{self.instance}-{generation}-{digest}"
+        return entity_tag(self.instance, generation, parts)
 
     @property
     def config(self) -> Any:
@@ -149,6 +150,7 @@ class _Worker:
         self.wake = threading.Event()
         self.parked = False
         self.next_id = 0
+        self.expired = 0.0  # when expire last looked
         # bytes peeked and consumed land here (no buffer of PEEK_BYTES allocated per request)
         self.scratch = memoryview(bytearray(PEEK_BYTES))
 
@@ -457,11 +459,13 @@ class _Worker:
             self.take(message)
 
     def expire(self) -> None:
-        """Close connections idle or slow past the server's timeouts."""
+        """Close connections idle or slow past the server's timeouts (looking at most every
+        ``EXPIRE_SECONDS``)."""
         state = self.state
-        if state is None:
-            return
         now = time.monotonic()
+        if state is None or now - self.expired < EXPIRE_SECONDS:
+            return
+        self.expired = now
         settings = state.settings
         for owned in list(self.owned.values()):
             if owned.head_started is not None:
