@@ -18,11 +18,14 @@ from tests import REPO
 settings.register_profile("qabench", deadline=None)
 settings.load_profile("qabench")
 
-pytest_plugins = sorted(
-    f"tests.plugins.{p.stem}"
-    for p in (Path(__file__).parent / "plugins").glob("*.py")
-    if p.stem != "__init__"
-)
+pytest_plugins = [
+    "tests.disk",
+    *sorted(
+        f"tests.plugins.{p.stem}"
+        for p in (Path(__file__).parent / "plugins").glob("*.py")
+        if p.stem != "__init__"
+    ),
+]
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from store import triplestore
 from store.errors import StoreError
 from store.triplestore import TripleStore
+from tests.disk import fill, open_under
 
 
 def _wal(path: Path) -> int:
@@ -48,50 +49,27 @@ def test_the_write_ahead_log_stays_bounded(tmp_path: Path, monkeypatch: pytest.M
         store.close()
 
 
-def test_a_store_that_cannot_flush_when_closed_lets_its_files_go_at_once(tmp_path: Path) -> None:
+def test_a_store_that_cannot_flush_when_closed_lets_its_files_go_at_once(
+    small_disk_of: Callable[[str], Path],
+) -> None:
     # The public mirror's rebuild deletes a store closed on a full disk; while anything holds
     # the engine's files open their space stays taken, and the rebuild ran out of it again and
     # again (the mirror's full-disk test, on a busy host): the close's error was logged with
     # the error as an argument, pytest's log handler keeps records, and the error's traceback
     # kept the frame that still held the engine's store. The error is kept here likewise.
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    disk = tmp_path / "small"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], check=True)
-    try:
-        store = TripleStore.open(disk / "store", journaled=False)
-        graph = NamedNode("http://g.test/")
-        quads = [
-            Quad(NamedNode(f"http://s.test/{n}"), graph, Literal("x" * 500), graph)
-            for n in range(2000)
-        ]
-        store.add(quads)  # in the log and in memory, not yet in a table
-        with (disk / "ballast").open("wb") as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * (1 << 16))
-                    fh.flush()
-            except OSError:
-                pass
-        with pytest.raises(StoreError, match="Flushing the store failed") as failed:
-            store.close()
-        held = [
-            target
-            for fd in os.listdir("/proc/self/fd")
-            if (target := _link(f"/proc/self/fd/{fd}")).startswith(str(disk / "store"))
-        ]
-        assert held == [], held
-        shutil.rmtree(disk / "store")
-        (disk / "ballast").unlink()
-        assert shutil.disk_usage(disk).free > 7 << 20  # the space came back with the deletion
-        assert failed.value.__cause__ is not None  # the error, kept all along, says why
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
-def _link(path: str) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return ""
+    disk = small_disk_of("8m")
+    store = TripleStore.open(disk / "store", journaled=False)
+    graph = NamedNode("http://g.test/")
+    quads = [
+        Quad(NamedNode(f"http://s.test/{n}"), graph, Literal("x" * 500), graph) for n in range(2000)
+    ]
+    store.add(quads)  # in the log and in memory, not yet in a table
+    ballast = fill(disk, chunk=1 << 16)
+    with pytest.raises(StoreError, match="Flushing the store failed") as failed:
+        store.close()
+    held = open_under(disk / "store")
+    assert held == [], held
+    shutil.rmtree(disk / "store")
+    ballast.unlink()
+    assert shutil.disk_usage(disk).free > 7 << 20  # the space came back with the deletion
+    assert failed.value.__cause__ is not None  # the error, kept all along, says why

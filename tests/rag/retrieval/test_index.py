@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from rag.corpus.article import Article
 from rag.corpus.reader import read_corpus
 from rag.errors import CorpusFormatError, IndexMissingError, QuerySyntaxError
 from rag.retrieval.index import LiteratureIndex, open_index
+from tests.disk import open_under
 from tests.plugins.rag import CORPUS_SIZE, HANDWRITTEN, article_json
 
 
@@ -262,45 +264,25 @@ def test_a_search_in_whoosh_that_runs_too_long_is_refused(tmp_path: Path) -> Non
         assert len(index.search(query, 5000)) == 3000
 
 
-def test_a_write_that_fails_on_a_full_disk_leaves_no_file_open(tmp_path: Path) -> None:
+def test_a_write_that_fails_on_a_full_disk_leaves_no_file_open(
+    small_disk_of: Callable[[str], Path],
+) -> None:
     # Issue 41: Whoosh's writer kept its segment files open when a write failed (disk full
     # during `index build`), so the files could not be removed and the disk not be freed.
-    import os
-    import subprocess
-
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "small"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], check=True)
-    try:
-        words = [f"word{n}" for n in range(5000)]
-        articles = [
-            Article(
-                str(10_000 + n),
-                f"Article {n}",
-                " ".join(words[(n * 7 + k) % 5000] for k in range(300)),
-            )
-            for n in range(4000)
-        ]
-        index = open_index(mount / "index", create=True)
-        with pytest.raises(OSError):
-            index.add(articles)
-
-        def held() -> list[str]:
-            found = []
-            for fd in os.listdir("/proc/self/fd"):
-                try:
-                    target = os.readlink(f"/proc/self/fd/{fd}")
-                except OSError:
-                    continue
-                if target.startswith(str(mount)):
-                    found.append(target)
-            return found
-
-        assert held() == []
-        index.add(articles[:3])  # the write lock was released: the index takes a small add
-        assert index.info().documents == 3
-        index.close()
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+    mount = small_disk_of("1m")
+    words = [f"word{n}" for n in range(5000)]
+    articles = [
+        Article(
+            str(10_000 + n),
+            f"Article {n}",
+            " ".join(words[(n * 7 + k) % 5000] for k in range(300)),
+        )
+        for n in range(4000)
+    ]
+    index = open_index(mount / "index", create=True)
+    with pytest.raises(OSError):
+        index.add(articles)
+    assert open_under(mount) == []
+    index.add(articles[:3])  # the write lock was released: the index takes a small add
+    assert index.info().documents == 3
+    index.close()

@@ -7,11 +7,9 @@ Real on-disk stores throughout; the full disk is a real tmpfs mounted for the te
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from store.changes import ChangeLog
 from store.errors import StoreError
 from store.triplestore import TripleStore, journal_path
 from store.visibility import VisibilityIndex
+from tests.disk import fill
 from tests.server.replica.test_views import BASE, EX, World, _flag, _q
 
 
@@ -142,29 +141,9 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
+def small_disk(small_disk_of: Callable[[str], Path]) -> Path:
     """A real 16 MiB tmpfs (needs root; CI runs as root)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "small"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], check=True)
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def _fill(directory: Path) -> Path:
-    ballast = directory / "ballast"
-    with ballast.open("wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * (1 << 20))
-                fh.flush()
-        except OSError:
-            pass
-    return ballast
+    return small_disk_of("16m")
 
 
 def test_a_full_disk_stops_the_views_until_space_is_freed_then_they_heal(
@@ -188,7 +167,7 @@ def test_a_full_disk_stops_the_views_until_space_is_freed_then_they_heal(
 
     try:
         views.current(sync(), timeout=30)
-        ballast = _fill(small_disk)
+        ballast = fill(small_disk)
         big = "x" * 2000
         store.add([_q(f"s{n}", big, rag) for n in range(20_000)])  # ~40 MB: cannot fit
         wanted = sync()
@@ -239,7 +218,7 @@ def test_a_write_on_a_full_disk_says_so_and_changes_nothing(small_disk: Path) ->
     rag = graphs.rag_graph(BASE)
     try:
         store.add([_q("kept", "1", rag)])
-        ballast = _fill(small_disk)
+        ballast = fill(small_disk)
         with pytest.raises(StoreFullError, match="No space left"):
             store.add([_q(f"s{n}", "x" * 2000, rag) for n in range(20_000)])
         ballast.unlink()
