@@ -29,7 +29,7 @@ from rag.answering.evidence import (
 )
 from rag.answering.ideal import question_frame
 from rag.answering.snippets import Snippet
-from rag.answering.yesno import weigh
+from rag.answering.yesno import has_form, weigh
 from rag.text.causes import cause_roles
 
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
@@ -233,7 +233,7 @@ def stated_in_frame(question: str, exact: ExactAnswer, snippets: Sequence[Snippe
     stated = [
         entity
         for entity in exact.entities
-        if any(keys(entity[0]) <= span and all(_has(span, w) for w in wanted) for span in spans)
+        if any(keys(entity[0]) <= span and all(has_form(span, w) for w in wanted) for span in spans)
     ]
     if exact.question_type == "factoid" and stated[:1] != list(exact.entities[:1]):
         stated = []
@@ -249,12 +249,3 @@ _QUALIFIERS = frozenset(
     primary known use used usual typical typically generally best first
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
-
-
-def _has(found: frozenset[str], wanted: str) -> bool:
-    """Whether ``found`` holds ``wanted`` or a longer or shorter form of it ("treat" and
-    "treatment"; five letters at least)."""
-    return wanted in found or (
-        len(wanted) >= 5
-        and any(len(f) >= 5 and (f.startswith(wanted) or wanted.startswith(f)) for f in found)
-    )

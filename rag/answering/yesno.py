@@ -101,16 +101,20 @@ def weigh(
 
 def _coverage(terms: set[str], stems: frozenset[str]) -> float:
     """The share of the question's stems the clause has (a stem and its longer form match)."""
-    found = sum(
-        1
-        for term in terms
-        if term in stems
-        or (
-            len(term) >= 5
-            and any(s.startswith(term) or term.startswith(s) for s in stems if len(s) >= 5)
-        )
+    return sum(1 for term in terms if has_form(stems, term)) / len(terms)
+
+
+def has_form(found: frozenset[str], wanted: str) -> bool:
+    """Whether the stems ``found`` hold ``wanted`` or a longer or shorter form of it ("treat"
+    and "treatment"; five letters at least).
+
+    >>> has_form(frozenset({"treatment"}), "treat"), has_form(frozenset({"tre"}), "treat")
+    (True, False)
+    """
+    return wanted in found or (
+        len(wanted) >= 5
+        and any(len(f) >= 5 and (f.startswith(wanted) or wanted.startswith(f)) for f in found)
     )
-    return found / len(terms)
 
 
 def _claim(question: str) -> Clause:
