@@ -16,8 +16,10 @@ DBpedia-like N-Triples file of ``N`` triples (``bench/scale.write_kb``), then in
 The target is ``kb load`` within 1.5 times ``oxigraph load`` into the default graph (best of
 the rounds). Then it starts ``qabench serve`` over the loaded data directory and times, for the
 first three dataset uploads after the start, the seconds from sending the upload until
-``/sparql`` sees it (target: the first within 2 s), and the first and the last page of the
-knowledge base's document (target: the last within 2 times the first). Loopback only; every
+``/sparql`` sees it (target: the first within 2 s; the server lays the knowledge base's pages
+out in its background meanwhile), and the first and the last page of the knowledge base's
+document (target: the last within 2 times the first; the first request after the start may
+be answered 503 with ``Retry-After`` while the layout is made: it is retried as asked). Loopback only; every
 child process is stopped at the end.
 """
 
@@ -103,12 +105,28 @@ def _upload(client: httpx.Client, name: str) -> None:
         raise RuntimeError(f"upload refused: {reply.status_code} {reply.text[:200]}")
 
 
+def _first_page(client: httpx.Client) -> tuple[float, httpx.Response, int]:
+    """Return the seconds from the first request for the KB's document after the start until
+    it was answered, the answer, and how many 503s (``Retry-After``: its page layout is made
+    in the server's background after a start) came before."""
+    started, refusals = time.perf_counter(), 0
+    while True:
+        reply = client.get("/kb/dbpedia", headers={"Accept": "application/trig"})
+        if reply.status_code != 503 or "Retry-After" not in reply.headers:
+            break
+        refusals += 1
+        time.sleep(float(reply.headers["Retry-After"]))
+    if reply.status_code != 200:
+        raise RuntimeError(f"/kb/dbpedia: {reply.status_code} {reply.text[:200]}")
+    return time.perf_counter() - started, reply, refusals
+
+
 def graph_pages(client: httpx.Client, rounds: int = 3) -> str:
     """Return the times of the first and the last page of the KB's document (its graph): the
     first request for it after the start, then ``rounds`` times both pages as N-Triples, each
     round after a write (which empties the server's caches: each page is read and written)."""
     nt = "application/n-triples"
-    first_cold, reply = _page_seconds(client, "/kb/dbpedia", "application/trig")
+    first_cold, reply, refusals = _first_page(client)
     last = [int(n) for n in re.findall(r'page=(\d+)>; rel="last"', reply.headers.get("Link", ""))]
     if not last:
         return "graph pages: one page only"
@@ -120,8 +138,9 @@ def graph_pages(client: httpx.Client, rounds: int = 3) -> str:
             times.append(_page_seconds(client, path, nt)[0])
     first, final = statistics.median(firsts), statistics.median(lasts)
     return (
-        f"graph pages of the KB document ({last[0]} pages): the first request after the start "
-        f"{first_cold:.2f} s; then, after a write each time (medians of {rounds}): page 1 "
+        f"graph pages of the KB document ({last[0]} pages): the first page after the start "
+        f"{first_cold:.2f} s after the first request ({refusals} x 503 while the layout was "
+        f"made, each retried after its Retry-After); then, after a write each time (medians of {rounds}): page 1 "
         f"{first:.3f} s, page {last[0]} {final:.3f} s (ratio {final / first:.2f}, target <= 2)"
     )
 

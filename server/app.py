@@ -15,7 +15,7 @@ import importlib
 import importlib.util
 import logging
 
-from flask import Flask
+from flask import Flask, Response
 
 from evaluators.experiments.runner import ExperimentRunner
 from server.ask import routes as ask_routes
@@ -26,6 +26,7 @@ from server.config import Config, open_store
 from server.linked_data import description, discovery, dump, vocabulary
 from server.linked_data import routes as resource_routes
 from server.listings import ExperimentIndex
+from server.memory import NotReadyError
 from server.pages import compare, datasets, leaderboard, lists, systems
 from server.pages import routes as experiment_routes
 from server.rendering import configure, templates_dir
@@ -40,7 +41,7 @@ from server.web import auth, caching
 from server.web.headers import install_headers
 from server.web.limits import install_limits
 from server.web.pagination import here
-from server.web.problems import register_error_handlers
+from server.web.problems import Problem, register_error_handlers, render_problem
 from store.changes import ChangeLog
 from store.permissions import private_directory
 from store.protocol import RdfStore
@@ -120,6 +121,19 @@ def _stop_runs(runner: ExperimentRunner) -> None:
         runner.wait(experiment_id, STOP_WAIT_SECONDS)
 
 
+def _not_ready(exc: NotReadyError) -> Response:
+    """A graph's page asked for before its page layout was made (``Services.remember_graph``)."""
+    problem = Problem(
+        503,
+        str(exc),
+        QAB.ServerBusy,
+        "Pages not ready",
+        # a refusal of this moment only: never kept by a cache
+        headers={"Retry-After": str(exc.retry_after), "Cache-Control": "no-store"},
+    )
+    return render_problem(problem)
+
+
 def _start_runner(app: Flask, svc: Services) -> ExperimentRunner:
     rag = app.extensions.get("rag")
     service = rag if isinstance(rag, RagService) else RagService(svc.config)
@@ -177,6 +191,7 @@ def create_app(config: Config, *, store: RdfStore | None = None) -> Flask:
         queries_per_client=config.server.queries_per_client,
     )
     register_error_handlers(app)
+    app.register_error_handler(NotReadyError, _not_ready)
     caching.install(app)
     configure(app.jinja_env, config.base_iri)
     app.jinja_env.globals["here"] = here

@@ -64,6 +64,9 @@ class ServerConfig:
     # Address of the reverse proxy whose X-Forwarded-For/-Proto are believed ("*": any; empty:
     # none). The client address (rate limits) and TLS (Secure cookies) come from there.
     trusted_proxy: str = ""
+    # Seconds a reader of a graph's page waits for the graph's page layout, made in the
+    # background (after a start, or a write to the graph); beyond it, 503 with Retry-After.
+    layout_wait_seconds: float = 5.0
     # Public SPARQL endpoint limits.
     query_timeout_seconds: float = 5.0
     max_result_rows: int = 10_000

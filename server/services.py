@@ -18,7 +18,6 @@ import logging
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from pyoxigraph import NamedNode
 from evaluators.experiments.runner import ExperimentRunner
 from server.config import Config
 from server.listings import ExperimentIndex
-from server.memory import GenerationCache
+from server.memory import GenerationCache, GraphValues
 from server.replica.dumps import PublicDumps
 from server.replica.views import View, ViewNotReadyError, ViewPublisher
 from server.sparql.workers import QueryPool
@@ -42,8 +41,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RUNNER_KEY = "experiment_runner"
-# Values computed from one graph alone kept across generations (page layouts of graphs).
-PER_GRAPH_VALUES = 16
 
 
 def entity_tag(instance: str, generation: str, parts: tuple[str, ...]) -> str:
@@ -104,8 +101,6 @@ class _Writes:
         # what is computed from one graph alone stays right while its epoch holds.
         self.graph_epochs: dict[str, int] = {}
         self.any_epoch = 0
-        # Values computed from one graph alone, by (key, graph, epochs); the newest few.
-        self.per_graph: OrderedDict[tuple[str, str, int, int], object] = OrderedDict()
 
     def graphs_changed(self, changes: list[Change]) -> None:
         """Move the epoch of every graph ``changes`` touched (all of them for ``everything``)."""
@@ -144,6 +139,8 @@ class Services:
     # Visibility per index version: it changes far less often than the store does.
     visibility_cache: GenerationCache = field(default_factory=GenerationCache)
     writes: _Writes = field(default_factory=_Writes, compare=False, hash=False)
+    # Values computed from one graph alone (page layouts), made in the background.
+    graph_values: GraphValues = field(default_factory=GraphValues, compare=False, hash=False)
     # Distinguishes ETags of two server runs whose generation counters both start at 0.
     instance: str = field(default_factory=lambda: secrets.token_hex(4))
     # Called with each new generation, before the write that made it is answered (the
@@ -178,23 +175,23 @@ class Services:
         """Return ``make()`` for ``key``, computed once per store generation."""
         return self.cache.get_or_make(self.generation, key, make)
 
-    def remember_graph(self, graph: NamedNode, key: str, make: Callable[[], T]) -> T:
+    def remember_graph(
+        self, graph: NamedNode, key: str, make: Callable[[], T], wait: float | None = None
+    ) -> T:
         """Return ``make()`` for ``key``, computed from ``graph`` alone: kept until a write
         touches that graph (or may have touched any), not only for a store generation (the
-        page layout of a 2.6 M-quad graph costs tens of seconds; a knowledge base's graph
-        never changes). The newest ``PER_GRAPH_VALUES`` values are kept."""
+        page layout of a 2.6 M-quad graph costs 6 s; a knowledge base's graph never changes).
+        Made in the background (``GraphValues``); the caller waits up to ``wait`` seconds
+        (``server.layout_wait_seconds`` unless given).
+
+        Raises:
+            server.memory.NotReadyError: if it is not made within the wait (503, Retry-After).
+        """
         writes = self.writes
         with writes.lock:
             slot = (key, graph.value, writes.any_epoch, writes.graph_epochs.get(graph.value, 0))
-            if slot in writes.per_graph:
-                writes.per_graph.move_to_end(slot)
-                return writes.per_graph[slot]  # type: ignore[return-value]
-        value = make()
-        with writes.lock:
-            writes.per_graph[slot] = value
-            while len(writes.per_graph) > PER_GRAPH_VALUES:
-                writes.per_graph.popitem(last=False)
-        return value
+        bound = self.config.server.layout_wait_seconds if wait is None else wait
+        return self.graph_values.get(slot, make, bound)
 
     def notify_write(self) -> None:
         """Record that the store changed: index, generation, caches, and the SPARQL views."""
@@ -297,6 +294,7 @@ class Services:
         # its runs before the RAG service they may use is closed.
         for closer in reversed(self.closers):
             closer()
+        self.graph_values.close()
         self.pool.close()
         self.views.close()
         self.store.close()

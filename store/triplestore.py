@@ -7,7 +7,7 @@ them into a fresh graph that nothing reads until a small transactional write nam
 that graph when the bulk write fails. A store given a ``ChangeLog`` records every committed write
 in it (``store.changes``). A store opened read-write from a directory keeps a ``ChangeJournal``
 beside it (``<directory>.journal``): before each write, the graphs it may change.
-Graphs written in bulk are laid out in pages when the write ends, kept beside it too
+A graph's page layout, made by whoever first needs it (``layout``), is kept beside it too
 (``<directory>.layouts``, ``store.layouts``). The engine's write-ahead log is kept to
 ``WAL_LIMIT_BYTES`` (``_bound_wal``).
 ``checkpoint`` makes a RocksDB checkpoint (hard links: its cost does not grow with the store)
@@ -371,17 +371,6 @@ class TripleStore:
         mark = shelf.mark()  # before counting: a write while it counts makes it stale
         return shelf.save(graph, count_subjects(self, graph), page_quads, mark)
 
-    def _lay_out(self, graphs: Iterable[NamedNode]) -> None:
-        """Make the page layouts of graphs a bulk write just filled (a failure only costs the
-        first reader of a page the layout)."""
-        if self.layouts is None:
-            return
-        for graph in graphs:
-            try:
-                self.layout(graph)
-            except StoreError as exc:
-                log.warning("could not lay out the pages of %s: %s", graph.value, exc)
-
     def graphs(self) -> list[NamedNode]:
         """Return every named graph in the store."""
         return [g for g in self.raw.named_graphs() if isinstance(g, NamedNode)]
@@ -556,7 +545,6 @@ class TripleStore:
             raise write_error("Bulk loading failed", exc) from exc
         finally:
             self._record(Change(graphs=(graph,), journal=entry))
-        self._lay_out([graph])
 
     def _load_parts(
         self,
@@ -655,7 +643,6 @@ class TripleStore:
             raise write_error("Bulk writing failed", exc) from exc
         finally:
             self._record(Change(graphs=tuple(sorted(touched, key=str)), journal=entry))
-        self._lay_out(sorted(touched, key=str))
 
     # ------------------------------------------------------------------ dumping
     def dump(

@@ -246,6 +246,15 @@ def kb_graph_of(store: RdfStore, base: str, name: str) -> NamedNode | None:
     return next((q.object for q in found if isinstance(q.object, NamedNode)), None)
 
 
+def kb_graphs(store: RdfStore, base: str) -> list[NamedNode]:
+    """Return the graph of every loaded knowledge base (the current load of each)."""
+    catalog = graphs.catalog_graph(base)
+    found = store.quads(None, RDF.type, QAB.KnowledgeBase, catalog)
+    kbs = [q.subject for q in found if isinstance(q.subject, NamedNode)]
+    named = (q.object for kb in kbs for q in store.quads(kb, QAB.graph, None, catalog))
+    return sorted({g for g in named if isinstance(g, NamedNode)}, key=str)
+
+
 class _Counting(io.RawIOBase):
     """A binary reader that reports how many bytes were read (for a progress bar)."""
 
@@ -310,8 +319,7 @@ def load_kb(
     try:
         for file, rdf_format in zip(files, formats, strict=True):
             _bulk_load(store, file, rdf_format, graph, progress)
-        # the graph's page layout (made by the bulk load) counted it
-        triples = store.layout(graph).quads
+        triples = _triples(store, graph)
     except (OSError, EOFError, StoreError) as exc:
         _drop(store, graph)
         raise KnowledgeBaseError(f"Cannot load knowledge base file {path}: {exc}") from exc
@@ -335,6 +343,17 @@ def load_kb(
         raise KnowledgeBaseError(f"Loading knowledge base {name!r} failed: {exc}") from exc
     _drop(store, *(g for g in previous if isinstance(g, NamedNode)))
     return KbInfo(name, kb.value, graph.value, triples)
+
+
+def _triples(store: RdfStore, graph: NamedNode) -> int:
+    """Return the number of triples in ``graph``, counted by the engine (0.9 s at 2.6 M; its
+    page layout, which counts them too, is made later by the server's background)."""
+    result = store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
+    row = next(iter(result), None) if isinstance(result, QuerySolutions) else None
+    value = row[0] if row is not None else None
+    if not isinstance(value, Literal):
+        raise StoreError("Counting the loaded triples gave no number")
+    return int(value.value)
 
 
 def _bulk_load(

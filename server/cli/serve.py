@@ -10,6 +10,7 @@ say which server holds it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import logging
 import signal
@@ -20,13 +21,15 @@ from urllib.parse import urlsplit
 
 from waitress.adjustments import Adjustments
 
+from evaluators.knowledge.bases import kb_graphs
 from server import httpd
 from server.app import create_app
 from server.cli.context import Context
 from server.cli.store_owner import remove_server_file, write_server_file
 from server.config import Config, ServerConfig
 from server.front import SparqlFront
-from server.memory import settle_heap
+from server.linked_data.parts import graph_layout
+from server.memory import NotReadyError, settle_heap
 from server.services import Services
 from server.web.auth import upload_gate
 
@@ -104,6 +107,7 @@ def serve(config: Config, host: str, port: int) -> int:
     try:
         services.pool.start()
         settle_heap()
+        lay_out_knowledge_bases(services)
         servers, events, adjustments = build_servers(app, config.server, host, port)
         print(f"qabench serving {config.base_iri} at {url} (Ctrl+C stops)", file=sys.stderr)
         httpd.run(servers, events, adjustments)
@@ -111,6 +115,15 @@ def serve(config: Config, host: str, port: int) -> int:
         services.close()
         remove_server_file(config.data_dir)
     return 0
+
+
+def lay_out_knowledge_bases(services: Services) -> None:
+    """Start making the page layout of every knowledge base's graph in the background (kept on
+    disk: after the first start following a ``kb load`` this only reads the file back). ``kb
+    load`` leaves it to the server: at 2.6 M triples it is 6 s of one core."""
+    for graph in kb_graphs(services.store, services.config.base_iri):
+        with contextlib.suppress(NotReadyError):
+            graph_layout(services, graph, wait=0)
 
 
 def build_servers(

@@ -128,8 +128,11 @@ class _ViewSource:
     def base(self) -> str:
         return self._base
 
-    def remember_graph(self, graph: NamedNode, key: str, make: Callable[[], T]) -> T:
-        # a view never changes: what one graph gives stays right while the view does
+    def remember_graph(
+        self, graph: NamedNode, key: str, make: Callable[[], T], wait: float | None = None
+    ) -> T:
+        # made here and now; a view never changes: what one graph gives stays right while
+        # the view does
         return self.remember(f"{key} {graph.value}", make)
 
     def remember(self, key: str, make: Callable[[], T]) -> T:

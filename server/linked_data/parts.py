@@ -32,7 +32,7 @@ from typing import Protocol, TypeVar
 from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad
 
 from evaluators.model import question_order
-from store.layouts import PAGE_QUADS
+from store.layouts import PAGE_QUADS, GraphLayout
 from store.protocol import RdfStore
 from vocab import iris
 from vocab.project import QAB
@@ -74,7 +74,9 @@ class Source(Protocol):
 
     def remember(self, key: str, make: Callable[[], T]) -> T: ...
 
-    def remember_graph(self, graph: NamedNode, key: str, make: Callable[[], T]) -> T: ...
+    def remember_graph(
+        self, graph: NamedNode, key: str, make: Callable[[], T], wait: float | None = None
+    ) -> T: ...
 
 
 def page_count(total: int, size: int) -> int:
@@ -318,19 +320,31 @@ def _subtree(svc: Source, node: NamedNode, graph: NamedNode) -> list[Quad]:
 
 def graph_part(svc: Source, graph: NamedNode, page: int) -> Part:
     """Return page ``page`` of a graph's quads (``DOCUMENT_GRAPH_QUADS`` a page), reading only
-    the subjects of that page through the index: the graph's page layout (``store.layouts``,
-    made when a bulk write filled the graph, else by the first reader after a write touched
-    it) says which (skipping to page N read N pages first: page 53 of a 2.6 M-quad graph took
-    22.8 s against 0.5 s for page 1, issue 41)."""
-    layout = svc.remember_graph(
-        graph,
-        f"graph-layout {DOCUMENT_GRAPH_QUADS}",
-        lambda: svc.store.layout(graph, DOCUMENT_GRAPH_QUADS),
-    )
+    the subjects of that page through the index: the graph's page layout (``store.layouts``)
+    says which (skipping to page N read N pages first: page 53 of a 2.6 M-quad graph took
+    22.8 s against 0.5 s for page 1, issue 41). The layout is made in the server's background
+    (``server.memory.GraphValues``: a knowledge base's graph after a start, any graph after a
+    write to it) and the reader waits for it within a bound.
+
+    Raises:
+        server.memory.NotReadyError: if the layout is not ready within the bound (503).
+    """
+    layout = graph_layout(svc, graph)
     out: list[Quad] = []
     for subject, begin, end in layout.page(page):
         out += islice(svc.store.quads(subject, None, None, graph), begin, end)
     return Part(out, page, layout.pages)
+
+
+def graph_layout(svc: Source, graph: NamedNode, wait: float | None = None) -> GraphLayout:
+    """Return the page layout of ``graph``, made once until a write touches it (waiting up to
+    ``wait`` seconds, the configured bound unless given)."""
+    return svc.remember_graph(
+        graph,
+        f"graph-layout {DOCUMENT_GRAPH_QUADS}",
+        lambda: svc.store.layout(graph, DOCUMENT_GRAPH_QUADS),
+        wait,
+    )
 
 
 def page_url(path: str, number: int) -> str:

@@ -178,7 +178,7 @@ class _Source:
             self._memo[key] = make()
         return self._memo[key]
 
-    def remember_graph(self, graph: NamedNode, key: str, make: Any) -> Any:
+    def remember_graph(self, graph: NamedNode, key: str, make: Any, wait: Any = None) -> Any:
         return self.remember(f"{key} {graph.value}", make)
 
 
