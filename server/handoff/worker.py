@@ -84,6 +84,10 @@ PARK_SECONDS = 0.05
 # Idle and slow connections are looked for at most this often (not after every readiness
 # event: with many connections that walk cost more than a trivial query's own reading).
 EXPIRE_SECONDS = 0.1
+# Answers are sent together at the end of a round of ready connections (one wake-up of the
+# client for several answers, not one per answer); an answer waits at most about this long
+# for the others (before the next query starts, or the watch sends it during a long query).
+BATCH_SECONDS = 0.002
 
 
 @dataclass
@@ -153,6 +157,9 @@ class _Worker:
         self.expired = 0.0  # when expire last looked
         # bytes peeked and consumed land here (no buffer of PEEK_BYTES allocated per request)
         self.scratch = memoryview(bytearray(PEEK_BYTES))
+        # answers of this round not sent yet (None: send each at once), and since when
+        self.batch: list[_Owned] | None = None
+        self.batch_since = 0.0
 
     # ------------------------------------------------------------------ to the serving process
     def _send(
@@ -221,6 +228,8 @@ class _Worker:
                 if self.running is not owned or self.started != started:
                     continue
                 elapsed = now - started
+                if self.batch and elapsed >= BATCH_SECONDS:
+                    self.send_batch()  # the evaluating thread waits for the lock meanwhile
                 slow = time.clock_gettime(clock) - cpu >= SLOW_SECONDS
                 if not gave and (slow or elapsed >= SLOW_WALL_SECONDS):
                     gave = True
@@ -235,6 +244,8 @@ class _Worker:
             time.sleep(WATCH_SECONDS)
 
     def evaluate(self, owned: _Owned, job: QueryJob, client: str, admitted: bool) -> QueryOutcome:
+        if self.batch and time.monotonic() - self.batch_since >= BATCH_SECONDS:
+            self.send_batch()
         with self.watch_lock:
             self.running, self.started, self.held = owned, time.monotonic(), False
         if self.parked:
@@ -305,6 +316,15 @@ class _Worker:
         if owned.out:
             owned.out += data
             return
+        if self.batch is not None:
+            if not self.batch:
+                self.batch_since = owned.last
+            owned.out = data
+            self.batch.append(owned)
+            return
+        self._transmit(owned, data)
+
+    def _transmit(self, owned: _Owned, data: bytes) -> None:
         try:
             sent = owned.sock.send(data)
         except BlockingIOError:
@@ -315,6 +335,16 @@ class _Worker:
         if sent < len(data):
             owned.out = data[sent:]
             self.events.modify(owned.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, owned)
+
+    def send_batch(self) -> None:
+        """Send the answers of this round (to connections still owned)."""
+        batch, self.batch = self.batch, []
+        for owned in batch or ():
+            if self.owned.get(id(owned)) is owned and owned.out:
+                data, owned.out = owned.out, b""
+                self._transmit(owned, data)
+                if not owned.out and owned.close_after:
+                    self.close(owned)
 
     def flush(self, owned: _Owned) -> None:
         data, owned.out = owned.out, b""
@@ -475,6 +505,7 @@ class _Worker:
                 self.close(owned)
 
     def run(self) -> None:
+        self.batch = []
         while True:
             for key, mask in self.events.select(1.0):
                 owned = key.data
@@ -491,6 +522,8 @@ class _Worker:
                         continue
                 owned.last = time.monotonic()
                 self.serve(owned)
+            if self.batch:
+                self.send_batch()
             self.expire()
 
 

@@ -339,3 +339,41 @@ def test_requests_sent_together_are_answered_in_order(make_live_server: Any) -> 
     assert all(b'"value":"7"' in b for b in bodies[2::3])
     assert page[0] == b"HTTP/1.1 200 OK" and b"<html" in page[1].lower()
     assert after[0] == b"HTTP/1.1 200 OK" and b'"boolean":false' in after[1]
+
+
+def test_answers_of_one_round_reach_their_own_connections(make_live_server: Any) -> None:
+    # A worker sends the answers of one round of ready connections together, after it
+    # evaluated them all (server.handoff.worker.BATCH_SECONDS): each must still reach the
+    # connection that asked, and one that asked to close is closed after its answer.
+    live = _ready(make_live_server(sparql_connection_workers=1, sparql_requests_per_minute=0))
+    port = int(live.url.rsplit(":", 1)[1])
+    socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(6)]
+    try:
+        for sock in socks:
+            sock.settimeout(20)
+            handed = live.front.owners.handed
+            sock.sendall(_post(ASK))
+            assert _responses(sock, 1)[0][0] == b"HTTP/1.1 200 OK"
+            deadline = time.monotonic() + 5
+            while live.front.owners.handed == handed and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert live.front.owners.handed == handed + 1
+        answered, given = live.front.answered, live.front.owners.given_back
+        for rounds in range(3):
+            for k, sock in enumerate(socks[:-1]):
+                sock.sendall(_post(f"SELECT ({100 * rounds + k} AS ?n) {{}}"))
+            for k, sock in enumerate(socks[:-1]):
+                ((status, body),) = _responses(sock, 1)
+                assert status == b"HTTP/1.1 200 OK"
+                assert b'"value":"%d"' % (100 * rounds + k) in body, body
+        last = socks[-1]
+        last.sendall(_post("SELECT (42 AS ?n) {}", b"Connection: close\r\n"))
+        ((status, body),) = _responses(last, 1)
+        assert status == b"HTTP/1.1 200 OK" and b'"value":"42"' in body
+        last.settimeout(5)  # well under the idle timeout (15 s) that would close it too
+        assert last.recv(1) == b""  # closed after its answer
+        assert live.front.answered == answered  # the worker answered all 16
+        assert live.front.owners.given_back == given
+    finally:
+        for sock in socks:
+            sock.close()
