@@ -12,7 +12,8 @@ connections; ``apt-get install wrk``) through five query classes:
 - CONSTRUCT of an experiment graph,
 
 each at c = 1, 4 and 16, in A/B/A/B rounds (Oxigraph, qabench, Oxigraph, qabench) of
-``--duration`` seconds, every request a random entity or experiment. Prints first what it runs
+``--duration`` seconds after ``--warmup`` seconds of the class on each server, unmeasured (both
+start with warm caches), every request a random entity or experiment. Prints first what it runs
 on (``bench/machine.py``: processor, cores, load, versions, and two calibrations: the engine's
 speed in one process and a pipe round trip between processes), then the allocator of each of
 qabench's processes read from ``/proc/<pid>/maps`` (the query workers are meant to run on
@@ -215,8 +216,13 @@ def measure(
     seconds: float,
     levels: list[int],
     meters: dict[str, Callable[[], machine.CpuMeter]] | None = None,
+    warmup: float = 0.0,
 ) -> list[dict[str, object]]:
     """Run every class at each c in A/B/A/B rounds; print and return the rows.
+
+    ``warmup``: each class first runs that long on each server, unmeasured, at the highest
+    c, so that neither server's first round pays for caches the class has not filled yet
+    (the engine's block caches: Oxigraph's one, and one in each of qabench's workers).
 
     ``meters`` (per server) make each round measure the CPU of the server's processes, wrk's
     and the rest of the machine's; a line under each row gives their cores and the
@@ -229,6 +235,9 @@ def measure(
     )
     print(header)
     for qc in classes:
+        if warmup > 0:
+            for name in ("oxigraph", "qabench"):
+                wrk(urls[name], qc, sizes, warmup, max(levels))
         for c in levels:
             load = os.getloadavg()[0]
             runs: dict[str, list[dict[str, float]]] = {"oxigraph": [], "qabench": []}
@@ -321,6 +330,9 @@ def main() -> int:
     parser.add_argument("--experiments", type=int, default=1_500)
     parser.add_argument("--tasks", type=int, default=6, help="tasks per experiment")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per round")
+    parser.add_argument(
+        "--warmup", type=float, default=2.0, help="unmeasured seconds per class and server first"
+    )
     parser.add_argument("--threads", type=int, default=8, help="qabench's server.threads")
     parser.add_argument("--workers", type=int, default=0, help="query workers (0: per core)")
     parser.add_argument(
@@ -376,13 +388,14 @@ def _throughput(work: Path, sizes: bench_data.Sizes, args: argparse.Namespace) -
             "qabench": lambda: _qabench_meter(ours.pid),
         }
         print(
-            f"\nwrk, 1 thread; {args.duration:g} s per round, A/B/A/B; mean of two rounds; "
+            f"\nwrk, 1 thread; {args.duration:g} s per round, A/B/A/B after {args.warmup:g} s "
+            "unmeasured per class and server; mean of two rounds; "
             "load: the 1-minute load average before the row; under each row the cores each "
             "process used during its rounds and its CPU per request ('others': the rest of the "
             "machine, 'steal': time the virtual machine did not get)"
         )
         chosen = [qc for qc in CLASSES if qc.key in args.classes]
-        rows = measure(urls, chosen, sizes, args.duration, args.concurrency, meters)
+        rows = measure(urls, chosen, sizes, args.duration, args.concurrency, meters, args.warmup)
         print("\ntargets (issue 40):")
         ok = targets(rows)
         if args.profile:
