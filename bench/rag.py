@@ -333,6 +333,12 @@ def main() -> None:
         action="store_true",
         help="heldb, abstain: no sentence model (words alone judge and choose sentences)",
     )
+    parser.add_argument(
+        "--reader",
+        type=Path,
+        help="heldb: the yes/no reader (qabench train-reader) to read yes/no questions with; "
+        "its training sources are printed (a tune year it was trained on is not a tune score)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     parts = args.parts.split(",")
@@ -346,7 +352,7 @@ def main() -> None:
         report["trust"] = {}
         if "heldb" in parts:
             report["trust"] |= trust.held_out_phase_b(
-                quality, args.held_out, words_only=args.words_only
+                quality, args.held_out, words_only=args.words_only, reader=args.reader
             )
         if "abstain" in parts:
             report["trust"] |= trust.abstention(

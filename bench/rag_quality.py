@@ -99,10 +99,15 @@ def score(gold: Gold, questions: list[Question], answers: list[dict[str, Any]]) 
     return {label: values.get((kind, measure)) for kind, measure, label in PHASE_B_COLUMNS}
 
 
-def phase_b(gold: Gold, part: str, meaning: Any = None) -> tuple[dict[str, Any], list[RagRun]]:
+def phase_b(
+    gold: Gold, part: str, meaning: Any = None, reader: Any = None
+) -> tuple[dict[str, Any], list[RagRun]]:
     """Answer the part's questions from their gold snippets (with the sentence model
-    ``meaning``, a ``DenseScorer``, when given); return the scores and the runs."""
-    system = RagSystem(_no_index, ExtractiveGenerator(), RagSettings(), meaning=meaning)
+    ``meaning``, a ``DenseScorer``, and the yes/no ``reader``, a ``YesNoReader``, when given);
+    return the scores and the runs."""
+    system = RagSystem(
+        _no_index, ExtractiveGenerator(), RagSettings(), meaning=meaning, reader=reader
+    )
     tokenize = make_tokenizer()
     questions = gold.part(part)
     runs, answers = [], []

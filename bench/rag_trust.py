@@ -52,6 +52,7 @@ from rag.corpus.bioasq_snippets import read_bioasq_snippets
 from rag.corpus.reader import read_corpus
 from rag.models.dense import DenseScorer
 from rag.models.generators import ExtractiveGenerator
+from rag.models.reader import YesNoReader
 from rag.pipeline import RagSystem
 from rag.retrieval.index import open_index, write_manifest
 from rag.retrieval.retrievers import Retriever, WhooshRetriever
@@ -108,15 +109,24 @@ def yesno_classes(gold: Any, runs: list[tuple[str, RagRun]]) -> dict[str, Any]:
     return out
 
 
-def held_out_phase_b(quality: Any, held_dir: Path, *, words_only: bool = False) -> dict[str, Any]:
+READER_KEY = "phase B: yes/no reader trained on"
+
+
+def held_out_phase_b(
+    quality: Any, held_dir: Path, *, words_only: bool = False, reader: Path | None = None
+) -> dict[str, Any]:
     """Phase B on BioASQ 7b-8b (tune) and 9b-11b (held) beside the baselines, with the sentence
-    model choosing the ideal answers' sentences too unless ``words_only``."""
+    model choosing the ideal answers' sentences too unless ``words_only``, and the yes/no
+    reader of the directory ``reader`` reading yes/no questions beside the word rules."""
     meaning = None if words_only else DenseScorer.load()
+    read = None if reader is None else YesNoReader.load(reader)
     report: dict[str, Any] = {}
+    if read is not None:
+        report[READER_KEY] = read.manifest.get("sources", {})
     for part, years in (("tune 7b-8b", TUNE_YEARS), ("held 9b-11b", HELD_YEARS)):
         gold = as_gold(quality, distinct(year_files(held_dir, years)))
         started = time.perf_counter()
-        ours, runs = quality.phase_b(gold, "all", meaning)
+        ours, runs = quality.phase_b(gold, "all", meaning, read)
         ours["ms/question"] = (time.perf_counter() - started) * 1000 / max(1, len(runs))
         ids = [q.id for q in gold.part("all")]
         report[f"phase B {part}: qabench"] = ours
@@ -267,7 +277,10 @@ def abstention(
 
 def print_trust(report: dict[str, Any]) -> None:
     """Print the held-out phase B and the abstention tables."""
-    phase_b = {k: v for k, v in report.items() if k.startswith("phase B")}
+    trained_on = report.get(READER_KEY)
+    phase_b = {k: v for k, v in report.items() if k.startswith("phase B") and k != READER_KEY}
+    if trained_on is not None:
+        print(f"\nyes/no reader trained on: {json.dumps(trained_on)}")
     if phase_b:
         labels = ["yes/no acc", "yes/no F1", "factoid MRR", "list F1", "R-2 rec", "R-2 F1"]
         print("\nPhase B from gold snippets, BioASQ 7b-8b (tune) and 9b-11b (held out)")

@@ -28,6 +28,7 @@ from rag.answering.exact import QUESTION_TYPES, ExactAnswer, question_type
 from rag.answering.extraction import StageOutput
 from rag.answering.snippets import SimilarityScorer, Snippet, bm25_scores
 from rag.answering.support import support_scores
+from rag.answering.yesno import NoReader
 from rag.corpus.article import Article
 from rag.errors import QueryTooBroadError, QuestionError
 from rag.models.generators import Generator
@@ -84,12 +85,16 @@ class RagSystem:
         hybrid_off: str = "off",
         meaning: SimilarityScorer | None = None,
         meaning_off: str = "off",
+        reader: NoReader | None = None,
+        reader_off: str = "off",
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._open = open_retriever
         self.generator = generator
         self.settings = settings
-        self.stages = stages or default_stages(generator, settings, dense=dense, meaning=meaning)
+        self.stages = stages or default_stages(
+            generator, settings, dense=dense, meaning=meaning, reader=reader
+        )
         self._scorer = dense
         self._now = now
         self._dense = dense is not None
@@ -100,6 +105,9 @@ class RagSystem:
         # meaning (``rag.answering.evidence.judge``), and why it does not when it does not
         self._meaning = meaning
         self._meaning_off = meaning_off
+        # the yes/no reader model that reads yes/no questions beside the word rules
+        # (``rag.answering.yesno.decide``), and why there is none when there is none
+        self._reader_off = "" if reader is not None else reader_off
 
     def ask(
         self,
@@ -154,6 +162,7 @@ class RagSystem:
             ("dense_rerank", str(self._dense).lower()),
             ("dense_fusion", "on" if self.hybrid is not None else self._hybrid_off),
             *self._meaning_settings(run),
+            *self._reader_settings(run),
         )
         documents = tuple(
             RetrievedDocument(d.rank, d.pmid, d.score, d.article.title) for d in result.documents
@@ -303,6 +312,14 @@ class RagSystem:
         if run.closeness is None:
             return (check,)
         return (check, ("evidence_closeness", f"{run.closeness:.3f}"))
+
+    def _reader_settings(self, run: _Run) -> tuple[tuple[str, str], ...]:
+        """What a yes/no run records about how its yes or no was read."""
+        if run.kind != "yesno":
+            return ()
+        if self._reader_off:
+            return (("yesno_check", f"words only; reader model {self._reader_off}"),)
+        return (("yesno_check", "words and reader model (fine-tuned MiniLM)"),)
 
     def _closeness(self, run: _Run, documents: Sequence[tuple[str, str]]) -> float | None:
         """The question's cosine with the closest sentence read (None without the model or
@@ -456,7 +473,8 @@ class RagSystem:
         documents = tuple(
             RetrievedDocument(rank, pmid, 0.0) for rank, pmid in enumerate(articles, start=1)
         )
-        return self._record(run, ("", False, None), documents, (ranked, answers), (("phase", "b"),))
+        extra = (("phase", "b"), *self._reader_settings(run))
+        return self._record(run, ("", False, None), documents, (ranked, answers), extra)
 
 
 # The expand stage's note when the user gave the query.

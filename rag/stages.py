@@ -19,6 +19,7 @@ from typing import TypeVar
 from rag.answering.answers import Answers, PartCallback, compose_answers
 from rag.answering.extraction import StageOutput, llm_rerank, llm_snippets, score_rerank
 from rag.answering.snippets import SimilarityScorer, Snippet, extract_snippets
+from rag.answering.yesno import NoReader
 from rag.errors import QuestionError
 from rag.models.generators import Generator
 from rag.retrieval.expansion import Expansion, expand_query
@@ -46,9 +47,11 @@ def default_stages(
     *,
     dense: SimilarityScorer | None = None,
     meaning: SimilarityScorer | None = None,
+    reader: NoReader | None = None,
 ) -> Stages:
     """Return the stages for ``generator``: model stages with a model, extractive ones without
-    (``dense`` reranks snippets; ``meaning`` helps choose the answers' sentences)."""
+    (``dense`` reranks snippets; ``meaning`` helps choose the answers' sentences; ``reader``
+    reads yes/no questions beside the word rules)."""
 
     def extractive(question: str, docs: Sequence[RankedDocument], tok: Tokenize) -> StageOutput:
         found = extract_snippets(
@@ -95,6 +98,7 @@ def default_stages(
             on_text=on_text,
             max_tokens=settings.answer_tokens,
             meaning=meaning,
+            reader=reader,
         )
 
     return Stages(

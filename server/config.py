@@ -204,6 +204,11 @@ class RagConfig:
     # Weigh whether the evidence answers the question by meaning too (the packaged MiniLM
     # sentence model; rag.answering.evidence): on when the model is installed, else words only.
     meaning_check: bool = True
+    # Read yes/no questions with the yes/no reader model too (``qabench train-reader`` makes it
+    # from the packaged MiniLM and the reference data) when ``yesno_reader`` holds one; empty
+    # means <data_dir>/models/yesno-reader.
+    reader_check: bool = True
+    yesno_reader: Path | None = None
     # Hybrid retrieval: fuse BM25 with MiniLM cosines of the stored document vectors
     # (``qabench index embed``); used when the index has vectors and the model is installed.
     dense_fusion: bool = True
@@ -271,6 +276,11 @@ class Config:
         """Return the demo literature index's directory (the example abstracts; never mixed
         with a real index, which lives in ``index_dir``)."""
         return self.store.data_dir / "demo-index"
+
+    @property
+    def yesno_reader_dir(self) -> Path:
+        """Return the yes/no reader model's directory (``qabench train-reader`` writes it)."""
+        return self.rag.yesno_reader or self.store.data_dir / "models" / "yesno-reader"
 
     @property
     def cache_dir(self) -> Path:

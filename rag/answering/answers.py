@@ -7,8 +7,7 @@ the chosen sentences); the exact answer comes from ``rag.answering.exact``. With
 part is asked for separately and checked: the short answer is cut to 200 words; the cited
 answer goes through ``rag.answering.citations`` against the PMIDs of the snippets shown; the
 exact answer must be the requested JSON. A part the model fails falls back to its extractive
-form with a warning, and a cited answer without a single verifiable citation is replaced by the
-extractive one.
+form with a warning; so does a cited answer without a single verifiable citation.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact, stat
 from rag.answering.ideal import BUDGETS, Sentence, candidate_sentences, select, statement
 from rag.answering.snippets import SimilarityScorer, Snippet
 from rag.answering.support import MIN_WORDS
+from rag.answering.yesno import NoReader
 from rag.errors import GeneratorError
 from rag.models.generators import ChatMessage, Generator
 from rag.models.prompts import SnippetLine, answer_messages, exact_messages, json_value
@@ -131,10 +131,11 @@ def extractive_answers(
     snippets: Sequence[Snippet],
     *,
     meaning: SimilarityScorer | None = None,
+    reader: NoReader | None = None,
 ) -> Answers:
-    """Compose all three answers from the snippets without a generating model (with the
-    sentence model ``meaning``, when given, the sentences are chosen by meaning too)."""
-    exact = extractive_exact(question, kind, snippets)
+    """Compose all three answers from the snippets without a generating model (``meaning``,
+    the sentence model, helps choose the sentences; ``reader`` reads yes/no questions too)."""
+    exact = extractive_exact(question, kind, snippets, reader)
     warnings = () if snippets else ("no snippets were found, so there is nothing to answer from",)
     budget = BUDGETS.get(kind, BUDGETS["summary"])
     candidates = candidate_sentences(snippets)
@@ -164,6 +165,7 @@ def compose_answers(
     on_text: PartCallback | None = None,
     max_tokens: int = CITED_TOKENS,
     meaning: SimilarityScorer | None = None,
+    reader: NoReader | None = None,
 ) -> Answers:
     """Answer from the snippets with the generator's model, falling back part by part.
 
@@ -174,22 +176,22 @@ def compose_answers(
         generator: the generator; without a model the extractive answers are returned.
         on_text: called with (part, text so far) while the model writes (streaming).
         max_tokens: the token budget of the short and of the cited answer call.
-        meaning: the sentence model that helps choose the extractive answers' sentences.
+        meaning, reader: the sentence model that helps choose the extractive answers'
+            sentences; the yes/no reader that reads yes/no questions beside the word rules.
 
     Returns:
         The answers and a warning for every part that fell back.
     """
-    base = extractive_answers(question, kind, snippets, meaning=meaning)
+    base = extractive_answers(question, kind, snippets, meaning=meaning, reader=reader)
     if not generator.uses_llm or not snippets:
         return base
     shown = [SnippetLine(s.pmid, s.text) for s in snippets[:PROMPT_SNIPPETS]]
     warnings: list[str] = []
     short = _model_short(question, shown, generator, on_text, warnings, max_tokens) or base.short
     cited = _model_cited(question, shown, generator, on_text, warnings, max_tokens) or base.cited
-    exact = base.exact
-    if kind in ("yesno", "factoid", "list"):
-        exact = _model_exact(question, kind, shown, generator, warnings) or base.exact
-    return Answers(short, cited, exact, tuple(warnings))
+    asked = kind in ("yesno", "factoid", "list")
+    exact = _model_exact(question, kind, shown, generator, warnings) if asked else None
+    return Answers(short, cited, exact or base.exact, tuple(warnings))
 
 
 def _stream(on_text: PartCallback | None, part: str) -> Callable[[str], None] | None:

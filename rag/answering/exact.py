@@ -29,7 +29,7 @@ from rag.answering.evidence import (
 )
 from rag.answering.ideal import question_frame
 from rag.answering.snippets import Snippet
-from rag.answering.yesno import has_form, weigh
+from rag.answering.yesno import NoReader, decide, has_form
 from rag.text.causes import cause_roles
 
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
@@ -128,15 +128,18 @@ def question_type(question: str) -> str:
     return "summary"
 
 
-def extractive_exact(question: str, kind: str, snippets: Sequence[Snippet]) -> ExactAnswer:
+def extractive_exact(
+    question: str, kind: str, snippets: Sequence[Snippet], reader: NoReader | None = None
+) -> ExactAnswer:
     """Return the extractive exact answer for a question of type ``kind``.
 
-    Yes/no: the evidence of the snippets for and against the question's claim
-    (``rag.answering.yesno``). Factoid: the five best entity candidates; list: the entities
-    of the best-scoring prefix of the ranking (``rag.answering.entities``).
+    Yes/no: the evidence of the snippets for and against the question's claim, and the yes/no
+    reader model when one is given (``rag.answering.yesno.decide``). Factoid: the five best
+    entity candidates; list: the entities of the best-scoring prefix of the ranking
+    (``rag.answering.entities``).
     """
     if kind == "yesno":
-        return ExactAnswer(kind, yesno=weigh(question, [s.text for s in snippets]).answer())
+        return ExactAnswer(kind, yesno=decide(question, [s.text for s in snippets], reader))
     if kind not in ("factoid", "list"):
         return ExactAnswer(kind)
     texts = [(s.pmid, s.text) for s in snippets]

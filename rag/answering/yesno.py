@@ -13,13 +13,17 @@ weighs more than one sharing a word.
 
 The answer is "no" when the share of the evidence against the claim exceeds ``NO_SHARE``
 (chosen on BioASQ 2013 batches 0-2, checked on batch 3 and on PubMedQA: docs/rag-answering.md);
-without any evidence it is "yes", BioASQ's and PubMed's more common answer. Pure.
+without any evidence it is "yes", BioASQ's and PubMed's more common answer. ``decide`` adds a
+yes/no reader model when one is given (``rag.models.reader``): it also answers "no" when the
+reader reads "no" with a probability above ``READER_NO``, since the word rules find only the
+denials they have words for. Pure (the reader is passed in).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from rag.answering.entities import asked
 from rag.text.claims import Clause, read
@@ -31,6 +35,9 @@ NO_SHARE = 0.35
 # and at least RELATIVE of the best clause's share
 MIN_COVERAGE = 0.15
 RELATIVE = 0.5
+# a yes/no reader's probability of "no" above which the answer is "no" (the plain majority;
+# 0.3-0.55 gave the same accuracy on BioASQ 7b-8b: docs/rag-answering.md)
+READER_NO = 0.5
 _AUXILIARIES = frozenset(
     "is are was were does do did can could should has have had will would may might must".split()  # noqa: SIM905
 )
@@ -53,6 +60,29 @@ class Evidence:
     def answer(self, threshold: float = NO_SHARE) -> str:
         """Return "no" when the evidence against exceeds ``threshold`` of it, else "yes"."""
         return "no" if self.against_share > threshold else "yes"
+
+
+class NoReader(Protocol):
+    """A model that reads the probability of a "no" from a question and its snippets."""
+
+    def no_probability(self, question: str, texts: Sequence[str]) -> float:
+        """Return the probability (0..1) that ``texts`` answer ``question`` "no"."""
+        ...
+
+
+def decide(question: str, texts: Sequence[str], reader: NoReader | None = None) -> str:
+    """Return "yes" or "no" for ``question`` from the snippets ``texts``: "no" when the word
+    rules weigh the evidence against the claim (``weigh``) or, with a ``reader``, when it reads
+    "no" with a probability above ``READER_NO``.
+
+    >>> decide("Does dronedarone affect T4 levels?", ["Dronedarone did not alter T4 levels."])
+    'no'
+    """
+    if weigh(question, texts).answer() == "no":
+        return "no"
+    if reader is not None and texts and reader.no_probability(question, texts) > READER_NO:
+        return "no"
+    return "yes"
 
 
 def weigh(

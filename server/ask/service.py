@@ -32,6 +32,7 @@ from rag.models.generators import (
 )
 from rag.models.model_files import LocalModelSettings
 from rag.models.openai_http import OpenAIGenerator, OpenAISettings, check_settings
+from rag.models.reader import YesNoReader
 from rag.pipeline import RagSystem
 from rag.provenance import run_quads
 from rag.retrieval.index import IndexPool, has_index
@@ -77,6 +78,8 @@ class RagService:
         self._generators: dict[str, Generator] = {}
         self._dense: DenseScorer | None = None
         self._dense_error: str | None = None
+        self._reader: YesNoReader | None = None
+        self._reader_error: str | None = None
         # the index's document vectors, with the chunk files they were loaded from
         self._vectors: tuple[tuple[str, ...], DocumentVectors | None] | None = None
         # opened indexes kept between runs (opening one reads every segment's tables): the
@@ -177,6 +180,22 @@ class RagService:
                 return None, f"off: {self._dense_error}"
             return self._dense, "on"
 
+    def reader(self) -> tuple[YesNoReader | None, str]:
+        """Return the yes/no reader model, or ``None`` and why not (``rag.reader_check`` off,
+        none trained in ``rag.yesno_reader``, or the libraries missing: the word rules then
+        decide yes/no alone, and every yes/no run says so). Loaded once per service."""
+        if not self.config.rag.reader_check:
+            return None, "off (rag.reader_check = false)"
+        with self._lock:
+            if self._reader is None and self._reader_error is None:
+                try:
+                    self._reader = YesNoReader.load(self.config.yesno_reader_dir)
+                except ModelUnavailableError as exc:
+                    self._reader_error = str(exc)
+            if self._reader is None:
+                return None, f"off: {self._reader_error}"
+            return self._reader, "on"
+
     def hybrid(self) -> tuple[Hybrid | None, str]:
         """Return the dense fusion stage, or ``None`` and why it is off.
 
@@ -226,6 +245,7 @@ class RagService:
         """
         hybrid, why = self.hybrid()
         meaning, meaning_off = self.meaning()
+        reader, reader_off = self.reader()
         return RagSystem(
             self.open_retriever,
             self.generator(generator),
@@ -235,6 +255,8 @@ class RagService:
             hybrid_off=why,
             meaning=meaning,
             meaning_off=meaning_off,
+            reader=reader,
+            reader_off=reader_off,
         )
 
     def run_iri(self, run: RagRun) -> NamedNode:

@@ -109,6 +109,8 @@ class ResultView:
     index_demo: bool = False
     # how the run judged whether the evidence addresses the question (empty: not judged)
     evidence_check: str = ""
+    # how a yes/no question's yes or no was read (empty: not a yes/no run)
+    yesno_check: str = ""
 
 
 def _split_stop(text: str) -> tuple[str, str]:
@@ -182,6 +184,7 @@ def result_view(run: RagRun, run_iri: str | None, run_href: str | None) -> Resul
         index_documents=run.index.documents if run.index is not None else 0,
         index_demo=run.index.demo if run.index is not None else False,
         evidence_check=evidence_check(run),
+        yesno_check=dict(run.settings).get("yesno_check", "") if run.answered else "",
     )
 
 

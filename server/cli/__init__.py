@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "run the web server (pages, linked data, SPARQL)"),
     "experiment": ("experiment", "run QA systems on datasets as citable experiments"),
     "ask": ("ask", "answer a biomedical question with the built-in RAG system"),
+    "train-reader": ("ask", "make the yes/no reader model /ask uses beside its word rules"),
     "answer": (
         "answer",
         "run a built-in system (gold, rag, ...) over a dataset, write its answers",

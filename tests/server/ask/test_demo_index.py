@@ -160,6 +160,31 @@ def test_every_run_says_how_its_evidence_was_judged_words_only(
     assert f"evidence:  judged by {said}" in capsys.readouterr().out
 
 
+YESNO = "Does cigarette smoking cause lung cancer?"
+
+
+def test_a_yes_no_run_says_how_its_yes_or_no_was_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no reader trained in the data directory: the word rules read it alone, and say so
+    body, html = _judged(tmp_path, YESNO, "meaning_check = false")
+    reader_dir = tmp_path / "data" / "models" / "yesno-reader"
+    said = f"words only; reader model off: no yes/no reader in {reader_dir} (make one with: "
+    assert body["settings"]["yesno_check"] == said + "qabench train-reader)"
+    assert body["answered"] is True
+    assert f'<p id="yesno-check" class="note">Yes or no read by {said}' in html
+    assert f"yes/no:    read by {said}" in capsys.readouterr().out
+    # turned off
+    body, html = _judged(tmp_path, YESNO, "meaning_check = false\nreader_check = false")
+    said = "words only; reader model off (rag.reader_check = false)"
+    assert body["settings"]["yesno_check"] == said
+    assert f"Yes or no read by {said}." in html
+    # a question of another type says nothing about yes or no
+    body, html = _judged(tmp_path, QUESTION, "meaning_check = false")
+    assert "yesno_check" not in body["settings"]
+    assert 'id="yesno-check"' not in html
+
+
 @pytest.mark.slow
 def test_with_the_sentence_model_a_run_gives_its_closeness(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

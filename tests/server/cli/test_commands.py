@@ -19,7 +19,7 @@ def test_help_lists_every_command_with_its_line(capsys: pytest.CaptureFixture[st
     listing = capsys.readouterr().out
     shown = [name for name in COMMANDS if f"    {name} " in listing]
     assert shown == list(COMMANDS)
-    assert len(shown) == 11
+    assert len(shown) == 12
     for _, line in COMMANDS.values():
         assert line.split()[0] in listing
 
