@@ -166,6 +166,11 @@ def train(
     return manifest
 
 
+def has_reader(path: Path) -> bool:
+    """Whether ``path`` holds a reader ``train`` wrote (its ``reader.json``)."""
+    return (path / MANIFEST).is_file()
+
+
 class YesNoReader:
     """A trained yes/no reader: the probability that a question's answer is "no"."""
 
@@ -184,7 +189,7 @@ class YesNoReader:
             ModelUnavailableError: when the libraries are missing or ``path`` holds no reader.
         """
         manifest_file = path / MANIFEST
-        if not manifest_file.is_file():
+        if not has_reader(path):
             raise ModelUnavailableError(
                 f"no yes/no reader in {path} (make one with: qabench train-reader)"
             )

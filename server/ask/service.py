@@ -11,6 +11,7 @@ on ``app.extensions["rag"]``; a CLI command builds its own.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from rag.models.generators import (
 )
 from rag.models.model_files import LocalModelSettings
 from rag.models.openai_http import OpenAIGenerator, OpenAISettings, check_settings
-from rag.models.reader import YesNoReader
+from rag.models.reader import YesNoReader, has_reader
 from rag.pipeline import RagSystem
 from rag.provenance import run_quads
 from rag.retrieval.index import IndexPool, has_index
@@ -42,6 +43,8 @@ from rag.run import RagRun, RagSettings
 from server.config import Config
 from store.protocol import RdfStore
 from vocab import iris
+
+log = logging.getLogger(__name__)
 
 # The local model's intra-op threads (the reference machine has 2 cores; see docs).
 LOCAL_THREADS = 2
@@ -188,10 +191,17 @@ class RagService:
             return None, "off (rag.reader_check = false)"
         with self._lock:
             if self._reader is None and self._reader_error is None:
+                folder = self.config.yesno_reader_dir
                 try:
-                    self._reader = YesNoReader.load(self.config.yesno_reader_dir)
+                    self._reader = YesNoReader.load(folder)
                 except ModelUnavailableError as exc:
-                    self._reader_error = str(exc)
+                    # runs are shown to anyone: the reason names no path of this machine
+                    log.warning("yes/no reader not used: %s", exc)
+                    self._reader_error = (
+                        "none trained in rag.yesno_reader (make one with: qabench train-reader)"
+                        if not has_reader(folder)
+                        else "it did not load (the server log says why)"
+                    )
             if self._reader is None:
                 return None, f"off: {self._reader_error}"
             return self._reader, "on"

@@ -167,13 +167,25 @@ def test_a_yes_no_run_says_how_its_yes_or_no_was_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # no reader trained in the data directory: the word rules read it alone, and say so
+    # without naming a path of the server's machine (anyone reads the run)
     body, html = _judged(tmp_path, YESNO, "meaning_check = false")
-    reader_dir = tmp_path / "data" / "models" / "yesno-reader"
-    said = f"words only; reader model off: no yes/no reader in {reader_dir} (make one with: "
-    assert body["settings"]["yesno_check"] == said + "qabench train-reader)"
+    said = (
+        "words only; reader model off: none trained in rag.yesno_reader (make one with: "
+        "qabench train-reader)"
+    )
+    assert body["settings"]["yesno_check"] == said
     assert body["answered"] is True
-    assert f'<p id="yesno-check" class="note">Yes or no read by {said}' in html
+    assert str(tmp_path) not in json.dumps(body["settings"])
+    assert f'<p id="yesno-check" class="note">Yes or no read by {said}.</p>' in html
     assert f"yes/no:    read by {said}" in capsys.readouterr().out
+    # a folder whose reader does not load: the reason is kept for the server log only
+    broken = tmp_path / "data" / "models" / "yesno-reader"
+    broken.mkdir(parents=True)
+    (broken / "reader.json").write_text("{}", "utf-8")
+    body, html = _judged(tmp_path, YESNO, "meaning_check = false")
+    said = "words only; reader model off: it did not load (the server log says why)"
+    assert body["settings"]["yesno_check"] == said
+    assert str(tmp_path) not in html
     # turned off
     body, html = _judged(tmp_path, YESNO, "meaning_check = false\nreader_check = false")
     said = "words only; reader model off (rag.reader_check = false)"
