@@ -184,7 +184,7 @@ def result_view(run: RagRun, run_iri: str | None, run_href: str | None) -> Resul
         index_documents=run.index.documents if run.index is not None else 0,
         index_demo=run.index.demo if run.index is not None else False,
         evidence_check=evidence_check(run),
-        yesno_check=dict(run.settings).get("yesno_check", "") if run.answered else "",
+        yesno_check=yesno_check(run),
     )
 
 
@@ -200,3 +200,8 @@ def evidence_check(run: RagRun) -> str:
         f"{check}: the closest sentence read has cosine {float(closeness):.3f} with the "
         f"question ({CLOSE_ENOUGH:.2f} needed beside the words; {CLOSE_ALONE:.2f} answers alone)"
     )
+
+
+def yesno_check(run: RagRun) -> str:
+    """Say how an answered yes/no run read its yes or no (empty for other runs)."""
+    return dict(run.settings).get("yesno_check", "") if run.answered else ""

@@ -25,7 +25,7 @@ from rag.models.reader import train, training_sources
 from rag.run import RagRun
 from server.ask.payloads import run_json
 from server.ask.service import RagService, UnknownGeneratorError
-from server.ask.view import evidence_check
+from server.ask.view import evidence_check, yesno_check
 from server.cli.context import CliError, Context
 from store.errors import StoreLockedError
 
@@ -88,8 +88,8 @@ def _print_run(run: RagRun, iri: str | None) -> None:
     check = evidence_check(run)
     if check:
         print(f"evidence:  judged by {check}")
-    yesno = dict(run.settings).get("yesno_check")
-    if yesno and run.answered:
+    yesno = yesno_check(run)
+    if yesno:
         print(f"yes/no:    read by {yesno}")
     if not run.answered:
         print(f"\n{run.abstention}")
