@@ -336,15 +336,23 @@ def graph_part(svc: Source, graph: NamedNode, page: int) -> Part:
     return Part(out, page, layout.pages)
 
 
-def graph_layout(svc: Source, graph: NamedNode, wait: float | None = None) -> GraphLayout:
+def graph_layout(
+    svc: Source,
+    graph: NamedNode,
+    wait: float | None = None,
+    made: Callable[[GraphLayout], None] | None = None,
+) -> GraphLayout:
     """Return the page layout of ``graph``, made once until a write touches it (waiting up to
-    ``wait`` seconds, the configured bound unless given)."""
-    return svc.remember_graph(
-        graph,
-        f"graph-layout {DOCUMENT_GRAPH_QUADS}",
-        lambda: svc.store.layout(graph, DOCUMENT_GRAPH_QUADS),
-        wait,
-    )
+    ``wait`` seconds, the configured bound unless given). ``made`` is called with the layout
+    once it is made, if this call is the one that has it made."""
+
+    def make() -> GraphLayout:
+        layout = svc.store.layout(graph, DOCUMENT_GRAPH_QUADS)
+        if made is not None:
+            made(layout)
+        return layout
+
+    return svc.remember_graph(graph, f"graph-layout {DOCUMENT_GRAPH_QUADS}", make, wait)
 
 
 def page_url(path: str, number: int) -> str:

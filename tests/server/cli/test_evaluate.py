@@ -184,9 +184,10 @@ def test_stored_dataset_and_kb_by_name(tmp_path: Path, capsys: pytest.CaptureFix
         "example",
         "--json",
     )
-    assert status == 0 and json.loads(out)["triples"] == 41
+    # the load states no count: `qabench serve` counts the graph when it lays it out
+    assert status == 0 and json.loads(out)["triples"] is None
     _, out, _ = run(capsys, "--data-dir", d, "kb", "list", "--json")
-    assert [k["name"] for k in json.loads(out)] == ["example"]
+    assert [(k["name"], k["triples"]) for k in json.loads(out)] == [("example", None)]
     with_kb = evaluate_json(
         capsys, "--data-dir", d, "--dataset", "ex", "--answers", str(ANSWERS), "--kb", "example"
     )

@@ -90,4 +90,5 @@ def test_ck25_and_db25_come_from_the_catalog_with_checksums(
     assert (fetched["questions"], fetched["knowledge_base"]) == (50, "ck25")
     assert sum("reference query gives" in w for w in fetched["warnings"]) == 7
     status, out, _ = run(capsys, *data, "kb", "list")
-    assert status == 0 and out.startswith("ck25\t26903 triples")
+    # counted later, by the server's page layout (kb load states no number)
+    assert status == 0 and out.startswith("ck25\ttriples not counted yet")
