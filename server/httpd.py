@@ -235,11 +235,18 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
         return found and len(self._map) + self.elsewhere < self.adj.connection_limit
 
     def adopt(
-        self, sock: Any, peer: str, handover: Any = None, pending: bytes = b"", counted: bool = True
+        self,
+        sock: Any,
+        peer: str,
+        handover: Any = None,
+        pending: bytes = b"",
+        counted: bool = True,
+        unread: bytes = b"",
     ) -> None:
-        """Serve a connection a connection worker gave back (loop thread): its next request,
-        unread, is read here as if it had just arrived; ``handover`` goes with that request to
-        the view (``endpoint.Handover``); ``pending`` is output the worker had not sent yet.
+        """Serve a connection a connection worker gave back (loop thread): ``unread``, the bytes
+        the worker read and did not answer, is read here first, as if it had just arrived, then
+        the socket; ``handover`` goes with the next request to the view
+        (``endpoint.Handover``); ``pending`` is output the worker had not sent yet.
         ``counted``: the connection is still counted as its client's (it was handed off)."""
         try:
             sock.setblocking(False)
@@ -256,6 +263,8 @@ class QabenchServer(TcpWSGIServer):  # type: ignore[misc]
         channel.qabench_handover = handover
         if pending:
             channel.write_soon(pending)
+        if unread:
+            channel.received(unread)
 
     def client_of(self, addr: Any) -> str:
         """Return the client key of a peer address."""

@@ -3,10 +3,11 @@ take connections back, admit their queries, and answer for a worker that ended.
 
 Runs on the event loop of ``server.httpd`` (``server.front`` calls it). A connection handed to a
 worker still counts as its client's open connection until the worker says it closed it; a
-connection given back becomes a waitress channel again (``QabenchServer.adopt``), whose next
-request, unread by the worker, waitress reads as usual, with the worker's verdict on it when
-there is one (a query past the time limit, a worker that ended while it evaluated: answered by
-the Flask view as the pool's errors are). Per-client limits stay here: while any is on, a worker
+connection given back becomes a waitress channel again (``QabenchServer.adopt``), which first
+reads the bytes the worker read and did not answer (its next request, whole or in part), then
+the socket as usual, with the worker's verdict on that request when there is one (a query past
+the time limit, a worker that ended while it evaluated: answered by the Flask view as the
+pool's errors are). Per-client limits stay here: while any is on, a worker
 asks before each query (``admit``: the client's fair share, slots and rate, in the order the
 front checks them); with none on it checks only whether the client became heavy, which it
 measures itself, and reports the worker time of its longer queries.
@@ -56,6 +57,7 @@ class _Link(wasyncore.dispatcher):  # type: ignore[misc]
         self.process = process
         self.held: socket.socket | None = None
         self.held_peer = ""
+        self.held_unread = b""  # the held query's request (and whatever followed it)
         # Peers of the connections this worker holds (counted as open until it lets them go).
         self.peers: collections.Counter[str] = collections.Counter()
         self.admitted: str | None = None  # the client whose admitted query runs now
@@ -188,8 +190,10 @@ class ConnectionWorkers:
                 if died is QueryMemoryError
                 else "The query worker stopped"
             )
-            self._adopt(link.held, link.held_peer, Handover(error=died(message)))
-            link.held = None
+            self._adopt(
+                link.held, link.held_peer, Handover(error=died(message)), unread=link.held_unread
+            )
+            link.held, link.held_unread = None, b""
         server = self._server
         for peer, count in link.peers.items():  # lost with the worker: no longer open
             for _ in range(max(0, count)):
@@ -277,7 +281,8 @@ class ConnectionWorkers:
                     link.held = None
             self.given_back += 1
             link.peers[str(record.get("peer", ""))] -= 1
-            self._adopt(sock, str(record.get("peer", "")), handover, data)
+            out = int(record.get("out", 0))
+            self._adopt(sock, str(record.get("peer", "")), handover, data[:out], data[out:])
             if verdict == "timeout":  # the worker ends now
                 self.ended(link)
         elif kind == "closed":
@@ -289,11 +294,13 @@ class ConnectionWorkers:
         elif kind == "hold":
             link.held = socket.socket(fileno=reduction.recv_handle(link.conn))
             link.held_peer = str(record.get("peer", ""))
+            link.held_unread = data
         elif kind == "done":
             client, seconds = str(record["client"]), float(record["seconds"])
             if record.get("held") and link.held is not None:
                 link.held.close()
                 link.held = None
+                link.held_unread = b""
             if record.get("admitted"):
                 link.admitted = None
                 self._limits.queries.release(client)
@@ -319,14 +326,19 @@ class ConnectionWorkers:
         return True
 
     def _adopt(
-        self, sock: socket.socket, peer: str, handover: Handover | None, pending: bytes = b""
+        self,
+        sock: socket.socket,
+        peer: str,
+        handover: Handover | None,
+        pending: bytes = b"",
+        unread: bytes = b"",
     ) -> None:
         server = self._server
         if server is None:
             sock.close()
             return
         server.elsewhere -= 1
-        server.adopt(sock, peer, handover, pending)
+        server.adopt(sock, peer, handover, pending, unread=unread)
 
     def close(self) -> None:
         """Stop every worker."""

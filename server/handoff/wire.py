@@ -1,11 +1,11 @@
 """HTTP as a connection worker reads and writes it: a strict subset, everything else left unread.
 
-``head_of`` reads the first request of the bytes a worker peeked at (``MSG_PEEK``): a request
+``head_of`` reads the first request of the bytes a worker read from a connection: a request
 line of ``GET`` or ``POST`` over HTTP/1.1, header fields without repeats, obsolete folding,
 ``Transfer-Encoding`` or ``Expect``, a ``Content-Length`` of digits only, a head within the
 server's limit and a body within its limit. Anything else is *not simple* and goes back to the
-serving process unread, where waitress reads it with every rule it has (and answers 400, 413 or
-431 where it must). ``answer`` writes a 200 with exactly the headers the SPARQL front sends
+serving process with its bytes, where waitress reads it with every rule it has (and answers 400,
+413 or 431 where it must). ``answer`` writes a 200 with exactly the headers the SPARQL front sends
 (``server.front``), whose fixed part is built once per result form. No Flask, no sockets here.
 """
 
@@ -97,8 +97,8 @@ def _read_head(head: bytes) -> _Read | None:
     return parts[0].decode("ascii"), parts[1].decode("latin-1"), fields, size, closes
 
 
-def head_of(peeked: bytes, max_head: int, max_body: int) -> Head | str:
-    """Return the first request in ``peeked``, ``INCOMPLETE`` (wait for more bytes) or
+def head_of(data: bytes, max_head: int, max_body: int) -> Head | str:
+    """Return the first request in ``data``, ``INCOMPLETE`` (wait for more bytes) or
     ``NOT_SIMPLE`` (give it back).
 
     >>> head_of(b"POST /sparql HTTP/1.1\\r\\nContent-Length: 3\\r\\n\\r\\nASK", 1000, 1000).body
@@ -108,12 +108,12 @@ def head_of(peeked: bytes, max_head: int, max_body: int) -> Head | str:
     >>> head_of(b"GET / HTTP/1.0\\r\\n\\r\\n", 1000, 1000)
     'not simple'
     """
-    end = peeked.find(b"\r\n\r\n")
+    end = data.find(b"\r\n\r\n")
     if end < 0:
-        return INCOMPLETE if len(peeked) < max_head else NOT_SIMPLE
+        return INCOMPLETE if len(data) < max_head else NOT_SIMPLE
     if end + 4 > max_head:
         return NOT_SIMPLE
-    head = peeked[:end]
+    head = data[:end]
     if end > CACHED_HEAD_BYTES:
         read = _read_head(head)
     elif head in _HEADS:
@@ -127,9 +127,9 @@ def head_of(peeked: bytes, max_head: int, max_body: int) -> Head | str:
     method, target, fields, size, closes = read
     if size > max_body:
         return NOT_SIMPLE
-    if len(peeked) < end + 4 + size:
+    if len(data) < end + 4 + size:
         return INCOMPLETE
-    return Head(end + 4 + size, method, target, fields, peeked[end + 4 : end + 4 + size], closes)
+    return Head(end + 4 + size, method, target, fields, data[end + 4 : end + 4 + size], closes)
 
 
 _FIXED: dict[tuple[object, ...], bytes] = {}

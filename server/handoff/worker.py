@@ -6,8 +6,8 @@ kind the crossings cost several times the engine's own work (docs/server.md, "Me
 again"). A connection worker is forked like a query worker (jemalloc, no network, capped
 address space: ``server.sparql.isolation``) and is handed whole connections by the SPARQL front:
 the first query already planned by the front, then every request that follows, which it reads
-itself. It only peeks at a request (``MSG_PEEK``) until it has answered it, so whatever it does
-not answer goes back to the serving process unread and waitress serves it as before: requests
+itself (each byte once). Whatever it does not answer goes back to the serving process with the
+bytes of it the worker read, which waitress reads first, as if they had just arrived: requests
 that are not simple HTTP (``server.handoff.wire``), that are not anonymous SPARQL queries of the
 public view, that the endpoint's checks refuse, whose evaluation failed, that arrive after a
 write it has not seen (a shared generation counter), or of a client the serving process's
@@ -15,9 +15,10 @@ admission sends back (heavy, over its rate, its budget or its slots).
 
 A second thread watches the query being evaluated (Oxigraph releases the interpreter lock):
 past ``SLOW_SECONDS`` it gives the serving process a duplicate of that connection's socket
-(so a worker that dies out of memory is still answered 503) and gives back every other
-connection (none waits behind a slow query); at the time limit it gives the query's own
-connection back, unread, with the verdict ``timeout``, and the worker ends. Messages to the
+with the bytes read from it (so a worker that dies out of memory is still answered 503) and
+gives back every other connection (none waits behind a slow query); at the time limit it gives
+the query's own connection back, its request unanswered, with the verdict ``timeout``, and the
+worker ends. Messages to the
 serving process are JSON (it never unpickles what a worker sends), sockets travel with
 ``SCM_RIGHTS``.
 """
@@ -68,10 +69,10 @@ from store.triplestore import TripleStore
 # worker waits for a core for tens of milliseconds now and then, and its query is not slow.
 SLOW_SECONDS = 0.03
 SLOW_WALL_SECONDS = 0.25
-# Bytes peeked at once, and how many of a request that has not all arrived a worker waits
-# with (a request larger than the socket's buffer never arrives whole: waitress reads it).
-PEEK_BYTES = 64 * 1024
-PEEK_WAIT_BYTES = 16 * 1024
+# Bytes read at once, and how many of a request that has not all arrived a worker waits with
+# (a larger request goes back to waitress, which reads it in parts).
+READ_BYTES = 64 * 1024
+WAIT_BYTES = 16 * 1024
 # Decay of a client's worker time here (as the fair queue's, ``server.sparql.fairness``).
 HALF_LIFE_SECONDS = 60.0
 GENERATION = struct.Struct("<q")
@@ -88,6 +89,8 @@ EXPIRE_SECONDS = 0.1
 # client for several answers, not one per answer); an answer waits at most about this long
 # for the others (before the next query starts, or the watch sends it during a long query).
 BATCH_SECONDS = 0.002
+# What ``_Worker._one`` did with the first request of a connection's bytes.
+_ANSWERED, _INCOMPLETE, _STOP = object(), object(), object()
 
 
 @dataclass
@@ -128,6 +131,10 @@ class _Owned:
     sock: socket.socket
     peer: str
     out: bytes = b""
+    # bytes read from the socket and not answered yet (they go back with the connection)
+    unread: bytes = b""
+    # the socket took only part of ``out``: nothing more is read until it is sent
+    blocked: bool = False
     close_after: bool = False
     last: float = field(default_factory=time.monotonic)
     head_started: float | None = None
@@ -155,8 +162,8 @@ class _Worker:
         self.parked = False
         self.next_id = 0
         self.expired = 0.0  # when expire last looked
-        # bytes peeked and consumed land here (no buffer of PEEK_BYTES allocated per request)
-        self.scratch = memoryview(bytearray(PEEK_BYTES))
+        # bytes read land here (no buffer of READ_BYTES allocated per request)
+        self.scratch = memoryview(bytearray(READ_BYTES))
         # answers of this round not sent yet (None: send each at once), and since when
         self.batch: list[_Owned] | None = None
         self.batch_since = 0.0
@@ -171,14 +178,16 @@ class _Worker:
                 reduction.send_handle(self.conn, sock.fileno(), os.getppid())
 
     def give_back(self, owned: _Owned, verdict: str = "") -> None:
-        """Give ``owned`` back to the serving process (its next request unread)."""
+        """Give ``owned`` back to the serving process: the answers not sent yet, the bytes read
+        and not answered (its next request, whole or in part), and the socket."""
         with self.sending:
             if owned.sock.fileno() < 0 or self.owned.get(id(owned)) is not owned:
                 return
             self.owned.pop(id(owned), None)
         with contextlib.suppress(KeyError, ValueError):
             self.events.unregister(owned.sock)
-        self._send({"kind": "back", "verdict": verdict, "peer": owned.peer}, owned.sock, owned.out)
+        record = {"kind": "back", "verdict": verdict, "peer": owned.peer, "out": len(owned.out)}
+        self._send(record, owned.sock, owned.out + owned.unread)
         owned.sock.close()
 
     def close(self, owned: _Owned) -> None:
@@ -234,7 +243,8 @@ class _Worker:
                 if not gave and (slow or elapsed >= SLOW_WALL_SECONDS):
                     gave = True
                     self.held = True
-                    self._send({"kind": "hold", "peer": owned.peer}, owned.sock)
+                    # the request stays in ``unread`` until it is answered
+                    self._send({"kind": "hold", "peer": owned.peer}, owned.sock, owned.unread)
                     for other in list(self.owned.values()):
                         if other is not owned:
                             self.give_back(other)
@@ -333,7 +343,7 @@ class _Worker:
             self.close(owned)
             return
         if sent < len(data):
-            owned.out = data[sent:]
+            owned.out, owned.blocked = data[sent:], True
             self.events.modify(owned.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, owned)
 
     def send_batch(self) -> None:
@@ -347,17 +357,28 @@ class _Worker:
                     self.close(owned)
 
     def flush(self, owned: _Owned) -> None:
-        data, owned.out = owned.out, b""
+        data, owned.out, owned.blocked = owned.out, b"", False
         self.events.modify(owned.sock, selectors.EVENT_READ, owned)
         self._write(owned, data)
         if not owned.out and owned.close_after:
             self.close(owned)
 
     def serve(self, owned: _Owned) -> None:
-        """Answer the complete requests waiting on ``owned`` (peeking until answered)."""
-        while self.owned.get(id(owned)) is owned and not owned.out:
+        """Answer the complete requests of ``owned``, reading its socket when they run out.
+
+        After an answer it reads again only if bytes of another request are there already:
+        otherwise the selector says when the next one comes (a read that finds nothing would
+        be a system call per query).
+        """
+        while self.owned.get(id(owned)) is owned and not owned.blocked and not owned.close_after:
+            if owned.unread:
+                step = self._one(owned)
+                if step is _ANSWERED and owned.unread:
+                    continue
+                if step is not _INCOMPLETE:
+                    return
             try:
-                count = owned.sock.recv_into(self.scratch, PEEK_BYTES, socket.MSG_PEEK)
+                count = owned.sock.recv_into(self.scratch, READ_BYTES)
             except BlockingIOError:
                 return
             except OSError:
@@ -366,51 +387,50 @@ class _Worker:
             if not count:
                 self.close(owned)
                 return
-            if not self._one(owned, self.scratch[:count].tobytes()):
-                return
+            owned.unread += self.scratch[:count].tobytes()
 
-    def _one(self, owned: _Owned, peeked: bytes) -> bool:
-        """Answer the first request of ``peeked``; return whether to look for another."""
+    def _one(self, owned: _Owned) -> object:
+        """Answer the first request of ``owned.unread``: ``_ANSWERED``, ``_INCOMPLETE`` (wait
+        for more bytes) or ``_STOP`` (given back, closed, or an answer waits to be sent)."""
         state = self.state
         assert state is not None
         settings = state.settings
+        unread = owned.unread
         head = wire.head_of(
-            peeked, settings.max_request_header_bytes, settings.max_request_body_bytes
+            unread, settings.max_request_header_bytes, settings.max_request_body_bytes
         )
-        if head == wire.INCOMPLETE and len(peeked) >= PEEK_WAIT_BYTES:
-            # a large request may not fit the socket's buffer whole: waitress reads it in parts
+        if head == wire.INCOMPLETE and len(unread) >= WAIT_BYTES:
+            # a large request: waitress reads it in parts
             self.give_back(owned)
-            return False
+            return _STOP
         if head == wire.INCOMPLETE:
             if owned.head_started is None:
                 owned.head_started = time.monotonic()
-            return False
+            return _INCOMPLETE
         if isinstance(head, str) or GENERATION.unpack_from(self.counter)[0] != state.generation:
             self.give_back(owned)
-            return False
+            return _STOP
         owned.head_started = None
         planned = self._plan(owned, head)
         if planned is None:
             self.give_back(owned)
-            return False
+            return _STOP
         job, etag, gzip, client = planned
         admitted = state.heavy is None
         if admitted and not self._admit(client):
             self.give_back(owned)
-            return False
+            return _STOP
         outcome = self.evaluate(owned, job, client, admitted)
         if outcome.failure is not None:
-            self.give_back(owned)  # unread: the view evaluates it again and renders the error
-            return False
-        owned.sock.recv_into(self.scratch, head.size)  # answered: the request is consumed now
+            self.give_back(owned)  # unanswered: the view evaluates it again and renders the error
+            return _STOP
+        owned.unread = unread[head.size :]  # answered: the request is gone from ``unread`` now
         closes = owned.close_after = head.closes
         self._write(owned, self._answer(outcome, etag, gzip))
         if closes and not owned.out and self.owned.get(id(owned)) is owned:
             self.close(owned)
-            return False
-        # Another request already read is in ``peeked``: answer it now. Otherwise the selector
-        # says when the next one comes (peeking again would be a system call per query).
-        return len(peeked) > head.size
+            return _STOP
+        return _ANSWERED
 
     def _plan(self, owned: _Owned, head: wire.Head) -> tuple[QueryJob, str, bool, str] | None:
         """Return the job of ``head`` as the SPARQL front would plan it, or None (give back)."""

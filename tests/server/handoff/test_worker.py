@@ -7,6 +7,7 @@ reads its own writes. (That its answers equal the view's, header by header, is
 
 from __future__ import annotations
 
+import itertools
 import socket
 import threading
 import time
@@ -310,9 +311,9 @@ def _responses(sock: socket.socket, count: int) -> list[tuple[bytes, bytes]]:
 
 
 def test_requests_sent_together_are_answered_in_order(make_live_server: Any) -> None:
-    # A worker reads the first request of what it peeked, answers it, consumes exactly it, and
-    # answers the next one already there; one it does not answer (a page for a browser) goes
-    # back unread with everything after it, and the serving process answers those.
+    # A worker reads what came, answers the first request, and answers the next one already
+    # there; one it does not answer (a page for a browser) goes back with its bytes and
+    # everything after it, and the serving process answers those.
     live = _ready(make_live_server(sparql_connection_workers=2, sparql_requests_per_minute=0))
     port = int(live.url.rsplit(":", 1)[1])
     queries = ["ASK { ?s ?p ?o }", "ASK { <http://nothing.test/x> ?p ?o }", "SELECT (7 AS ?n) {}"]
@@ -377,3 +378,75 @@ def test_answers_of_one_round_reach_their_own_connections(make_live_server: Any)
     finally:
         for sock in socks:
             sock.close()
+
+
+def _take(live: LiveServer, sock: socket.socket) -> None:
+    """Have the front answer one query on ``sock``, so a worker takes the connection."""
+    handed = live.front.owners.handed
+    sock.sendall(_post(ASK))
+    assert _responses(sock, 1)[0][0] == b"HTTP/1.1 200 OK"
+    deadline = time.monotonic() + 5
+    while live.front.owners.handed == handed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert live.front.owners.handed == handed + 1
+
+
+def test_a_request_that_arrives_in_parts_is_answered_by_the_worker(
+    make_live_server: Any,
+) -> None:
+    # The worker reads each part as it comes and keeps it (server.handoff.worker: bytes are
+    # read once): the request, whole only after the third part, is answered from them.
+    live = _ready(make_live_server(sparql_connection_workers=1, sparql_requests_per_minute=0))
+    port = int(live.url.rsplit(":", 1)[1])
+    request = _post("SELECT (31 AS ?n) {}")
+    cuts = [0, 17, request.index(b"\r\n\r\n") + 6, len(request)]
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.settimeout(20)
+        _take(live, sock)
+        answered, given = live.front.answered, live.front.owners.given_back
+        for start, end in itertools.pairwise(cuts):
+            sock.sendall(request[start:end])
+            time.sleep(0.2)
+        ((status, body),) = _responses(sock, 1)
+        assert status == b"HTTP/1.1 200 OK" and b'"value":"31"' in body, body
+        assert live.front.answered == answered and live.front.owners.given_back == given
+
+
+def test_a_request_in_part_goes_back_with_its_bytes(make_live_server: Any) -> None:
+    # One worker holds two connections. One has sent half a request (the worker read it)
+    # when the other's query turns slow: the worker gives the first back with the half it
+    # read, the rest comes later, and the serving process answers the whole request. The
+    # slow query's own request goes back at the time limit (answered 503 there).
+    live = _ready(
+        make_live_server(
+            sparql_connection_workers=1,
+            query_timeout_seconds=1.5,
+            sparql_requests_per_minute=0,
+            queries_per_client=4,
+        )
+    )
+    port = int(live.url.rsplit(":", 1)[1])
+    request = _post("SELECT (32 AS ?n) {}")
+    half = request.index(b"\r\n\r\n") + 6
+    with (
+        socket.create_connection(("127.0.0.1", port)) as slow,
+        socket.create_connection(("127.0.0.1", port)) as part,
+    ):
+        for sock in (slow, part):
+            sock.settimeout(30)
+            _take(live, sock)
+        given = live.front.owners.given_back
+        part.sendall(request[:half])
+        time.sleep(0.3)  # read by the worker, which waits for the rest
+        assert live.front.owners.given_back == given
+        slow.sendall(_post(SLOW))
+        deadline = time.monotonic() + 5
+        while live.front.owners.given_back == given and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert live.front.owners.given_back == given + 1  # the half request's connection
+        part.sendall(request[half:])
+        ((status, body),) = _responses(part, 1)
+        assert status == b"HTTP/1.1 200 OK" and b'"value":"32"' in body, body
+        ((status, body),) = _responses(slow, 1)
+        assert status.startswith(b"HTTP/1.1 503") and b"#QueryTimeout" in body, body
+        assert live.front.owners.given_back == given + 2
