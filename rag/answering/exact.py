@@ -30,7 +30,7 @@ from rag.answering.evidence import (
 from rag.answering.ideal import question_frame
 from rag.answering.snippets import Snippet
 from rag.answering.yesno import NoReader, decide, has_form
-from rag.text.causes import cause_roles
+from rag.text.causes import cause_roles, names_as_remedy
 
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
 MAX_ENTITIES = 5
@@ -89,20 +89,23 @@ class ExactAnswer:
         return tuple(e[0] for e in self.entities)
 
     def reading(self) -> str:
-        """Return how to read the values: a factoid's are ranked guesses, not all answers.
+        """Return how to read the values: ranked guesses, not all of them answers.
 
         BioASQ scores up to five factoid candidates by their rank, so the exact answer keeps
-        five; a reader must not take the second to fifth for answers too.
+        five; a reader must not take the second to fifth for answers too. A list's entities
+        are the likeliest prefix of the same ranking, and most of them are no answer by BioASQ's
+        matching (mean list precision 0.36 on the held-out years 9b-11b, docs/rag-answering.md),
+        so they are not called answers either.
 
         >>> ExactAnswer("factoid", entities=(("lung toxicity",), ("lung mass",))).reading()
         'candidates ranked by the evidence, likeliest first; not all of them are answers'
         >>> ExactAnswer("factoid", entities=(("CFTR",),)).reading()
         'the one candidate the evidence gives'
+        >>> ExactAnswer("list", entities=(("propofol",), ("clozapine",))).reading()
+        'candidates ranked by the evidence, likeliest first; not all of them are answers'
         """
         if self.yesno is not None or not self.entities:
             return ""
-        if self.question_type == "list":
-            return "the entities the evidence names as answers"
         if len(self.entities) == 1:
             return "the one candidate the evidence gives"
         return "candidates ranked by the evidence, likeliest first; not all of them are answers"
@@ -223,21 +226,42 @@ def stated_in_frame(question: str, exact: ExactAnswer, snippets: Sequence[Snippe
     ('protamine',)
     >>> stated_in_frame(q, exact, [snip("Heparin-induced thrombocytopenia was seen.")]).values()
     ()
+
+    A remedy frame ("X is used to treat Y") is stated only where a sentence names the name as
+    the remedy (``rag.text.causes.names_as_remedy``), not where the words merely meet:
+
+    >>> q = "What drug is used to treat delirium?"
+    >>> exact = ExactAnswer("factoid", entities=(("clozapine",),))
+    >>> stated_in_frame(q, exact, [snip("Delirium was seen in clozapine-treated men.")]).values()
+    ()
+    >>> stated_in_frame(q, exact, [snip("Clozapine was used to treat delirium.")]).values()
+    ('clozapine',)
     """
     frame = question_frame(question)
     if not exact.entities or not frame:
         return exact
     wanted = content_keys(frame) - _QUALIFIERS
-    spans = [
-        span
-        for snippet in snippets
-        for span in pairs([keys(sentence) for sentence in sentences(snippet.text)])
-    ]
-    stated = [
-        entity
-        for entity in exact.entities
-        if any(keys(entity[0]) <= span and all(has_form(span, w) for w in wanted) for span in spans)
-    ]
+    condition = {w for w in wanted if not any(has_form(frozenset([w]), r) for r in _REMEDY)}
+    if condition and condition != wanted:  # a remedy frame: "X is used to treat Y"
+        said = [sentence for snippet in snippets for sentence in sentences(snippet.text)]
+        stated = [
+            entity
+            for entity in exact.entities
+            if any(names_as_remedy(s, entity[0], condition, key) for s in said)
+        ]
+    else:
+        spans = [
+            span
+            for snippet in snippets
+            for span in pairs([keys(sentence) for sentence in sentences(snippet.text)])
+        ]
+        stated = [
+            entity
+            for entity in exact.entities
+            if any(
+                keys(entity[0]) <= span and all(has_form(span, w) for w in wanted) for span in spans
+            )
+        ]
     if exact.question_type == "factoid" and stated[:1] != list(exact.entities[:1]):
         stated = []
     return ExactAnswer(exact.question_type, entities=tuple(stated))

@@ -117,6 +117,8 @@ def statement(question: str, kind: str, yesno: str | None, names: Sequence[str])
     'LDLR, APOB and PCSK9.'
     >>> statement("Which drugs are used for FH?", "list", None, ["ezetimibe"])
     'ezetimibe is used for FH.'
+    >>> statement("What drugs are used for FH?", "factoid", None, ["ezetimibe", "statins"])
+    'ezetimibe is used for FH.'
     """
     body = " ".join(question.strip().rstrip("?. ").split())
     if kind == "yesno" and yesno in ("yes", "no"):
@@ -125,7 +127,7 @@ def statement(question: str, kind: str, yesno: str | None, names: Sequence[str])
         return ""
     shown = names[0] if kind == "factoid" else _enumerate(list(names))
     frame = _frame(body)
-    if len(names) == 1 and frame.split(" ", 1)[0] in _SINGULAR:
+    if (kind == "factoid" or len(names) == 1) and frame.split(" ", 1)[0] in _SINGULAR:
         verb, _, rest = frame.partition(" ")
         frame = f"{_SINGULAR[verb]} {rest}"
     return f"{shown} {frame}." if frame else f"{shown}."

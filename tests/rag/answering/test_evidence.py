@@ -279,6 +279,24 @@ def test_a_drug_the_abstracts_give_as_the_cause_is_no_treatment(cdr_system: RagS
     assert not any("ziprasidone is the treatment" in s.text for s in run.cited_answer.sentences)
 
 
+def test_a_drug_the_abstracts_only_mention_beside_delirium_is_not_stated_as_its_treatment(
+    cdr_system: RagSystem,
+) -> None:
+    # "Delirium was found in 10 % of clozapine-treated inpatients" (PMID 12905102): the words
+    # of "clozapine is used to treat delirium" all occur there, the relation does not
+    asked = 0
+    for question in (
+        "What drugs are used to treat delirium?",
+        "Which drug is used to treat delirium?",
+    ):
+        run = cdr_system.ask(question)
+        assert run.answered and any("12905102" in s.citations for s in supported(run)), question
+        said = [run.short_answer.lower(), *(s.text.lower() for s in run.cited_answer.sentences)]
+        assert all("used to treat delirium" not in text for text in said), question
+        asked += 1
+    assert asked == 2
+
+
 def test_amiodarone_lung_damage_is_answered_with_lung_damage(cdr_system: RagSystem) -> None:
     run = cdr_system.ask("What lung damage can amiodarone cause?")
     names = [n.lower() for n in run.exact_answer.values()]

@@ -106,6 +106,36 @@ def test_a_name_is_put_into_the_question_s_frame_only_where_a_snippet_states_it_
     assert answers.cited.sentences[0].text == "Protamine is the antidote for heparin."
 
 
+# PMID 12905102 of the CDR corpus: clozapine is the exposure, delirium what was found
+CLOZAPINE = [
+    (
+        "12905102",
+        "METHODS: We used computerized pharmacy records to identify all adult psychiatric "
+        "inpatients treated with clozapine (1995-96), reviewed their medical records to score "
+        "incidence and severity of delirium, and tested associations with potential risk factors.",
+    ),
+    (
+        "12905102",
+        "CONCLUSIONS: Delirium was found in 10 % of clozapine-treated inpatients, particularly "
+        "in older patients exposed to other central anticholinergics.",
+    ),
+]
+
+
+@pytest.mark.parametrize("kind", ["factoid", "list"])
+def test_a_remedy_is_stated_only_where_a_sentence_names_it_the_remedy(kind: str) -> None:
+    question = "What drugs are used to treat delirium?"
+    answers = extractive_answers(question, kind, _snippets(CLOZAPINE))
+    assert "clozapine" in [n.lower() for n in answers.exact.values()]  # a candidate ...
+    said = [answers.short.lower(), *(s.text.lower() for s in answers.cited.sentences)]
+    assert all("used to treat delirium" not in text for text in said)  # ... stated as no remedy
+    remedy = ("7", "Haloperidol was used to treat delirium in the intensive care unit.")
+    answers = extractive_answers(question, kind, _snippets([*CLOZAPINE, remedy]))
+    assert answers.short.lower().startswith("haloperidol is used to treat delirium.")
+    assert "clozapine" not in answers.short.lower().split(".")[0]
+    assert answers.cited.sentences[0].text == "Haloperidol is used to treat delirium."
+
+
 def test_numbers_are_answers_to_how_many() -> None:
     texts = [
         ("1", "The human genome encodes 25 selenoproteins."),
