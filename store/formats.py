@@ -91,6 +91,9 @@ def results_format(media_type: str) -> QueryResultsFormat:
     Raises:
         UnsupportedFormatError: if the media type is not a SPARQL results format we write.
     """
+    found = RESULTS_FORMATS.get(media_type)  # the common case: one of the table's own keys
+    if found is not None:
+        return found
     key = media_type.split(";")[0].strip().lower()
     if key == "application/json":
         key = "application/sparql-results+json"

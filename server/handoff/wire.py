@@ -15,8 +15,6 @@ import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from werkzeug.http import quote_etag
-
 from server.config import ServerConfig
 from server.sparql.endpoint import result_headers
 from server.sparql.jobs import QueryOutcome
@@ -193,7 +191,7 @@ def answer(
     # as caching.dated: the change is never later than the answer
     changed = _date(int(modified)) if modified <= now else caching.http_time(now)
     varying = (
-        f"HTTP/1.1 200 OK\r\nX-Result-Rows: {outcome.rows}\r\nETag: {quote_etag(etag)}\r\n"
+        f'HTTP/1.1 200 OK\r\nX-Result-Rows: {outcome.rows}\r\nETag: "{etag}"\r\n'
         f"X-Request-Id: {new_request_id()}\r\nContent-Length: {len(body)}\r\n"
         f"Date: {_date(int(now))}\r\nLast-Modified: {changed}\r\n"
     )

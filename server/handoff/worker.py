@@ -600,9 +600,19 @@ def _protocol(head: wire.Head, query_string: str) -> tuple[ProtocolRequest, Prot
     return req, read_protocol_query(req)
 
 
+_GZIP: dict[bytes | None, bool] = {}
+
+
 def caching_gzip(header: bytes | None) -> bool:
-    """Return whether an ``Accept-Encoding`` field accepts gzip (as the front decides)."""
-    return caching.gzip_accepted(header.decode("latin-1") if header is not None else None)
+    """Return whether an ``Accept-Encoding`` field accepts gzip (as the front decides; the
+    answers for the last 64 values are kept: a client sends the same one each time)."""
+    found = _GZIP.get(header)
+    if found is None:
+        found = caching.gzip_accepted(header.decode("latin-1") if header is not None else None)
+        if len(_GZIP) >= 64:
+            _GZIP.clear()
+        _GZIP[header] = found
+    return found
 
 
 def worker_main(conn: Connection, memory_bytes: int, limit: float) -> None:

@@ -252,7 +252,7 @@ class Prepared(NamedTuple):
     @property
     def html(self) -> bool:
         """Return whether the results go to a person (the HTML results page)."""
-        return self.choice.rep == HTML
+        return self.choice.rep.key == HTML.key  # keys name one form among those offered
 
     @property
     def graph(self) -> bool:
