@@ -30,7 +30,7 @@ import json
 import mmap
 import os
 import pickle
-import selectors
+import select
 import socket
 import struct
 import threading
@@ -89,6 +89,7 @@ EXPIRE_SECONDS = 0.1
 # client for several answers, not one per answer); an answer waits at most about this long
 # for the others (before the next query starts, or the watch sends it during a long query).
 BATCH_SECONDS = 0.002
+_WRITABLE = select.EPOLLOUT | select.EPOLLERR | select.EPOLLHUP
 # What ``_Worker._one`` did with the first request of a connection's bytes.
 _ANSWERED, _INCOMPLETE, _STOP = object(), object(), object()
 
@@ -145,8 +146,12 @@ class _Worker:
     def __init__(self, conn: Connection, counter: mmap.mmap) -> None:
         self.conn = conn
         self.counter = counter
-        self.events = selectors.DefaultSelector()
-        self.events.register(conn.fileno(), selectors.EVENT_READ, None)
+        # readiness of the control pipe and the connections (epoll itself: the selectors
+        # module's bookkeeping cost a few microseconds a round)
+        self.events = select.epoll()
+        self.control = conn.fileno()
+        self.events.register(self.control, select.EPOLLIN)
+        self.by_fd: dict[int, _Owned] = {}
         self.owned: dict[int, _Owned] = {}
         self.stores: dict[str, TripleStore] = {}
         self.state: State | None = None
@@ -184,18 +189,23 @@ class _Worker:
             if owned.sock.fileno() < 0 or self.owned.get(id(owned)) is not owned:
                 return
             self.owned.pop(id(owned), None)
-        with contextlib.suppress(KeyError, ValueError):
-            self.events.unregister(owned.sock)
+        self._unregister(owned)
         record = {"kind": "back", "verdict": verdict, "peer": owned.peer, "out": len(owned.out)}
         self._send(record, owned.sock, owned.out + owned.unread)
         owned.sock.close()
+
+    def _unregister(self, owned: _Owned) -> None:
+        fd = owned.sock.fileno()
+        if self.by_fd.get(fd) is owned:
+            del self.by_fd[fd]
+            with contextlib.suppress(OSError):
+                self.events.unregister(fd)
 
     def close(self, owned: _Owned) -> None:
         with self.sending:
             if self.owned.pop(id(owned), None) is None:
                 return
-        with contextlib.suppress(KeyError, ValueError):
-            self.events.unregister(owned.sock)
+        self._unregister(owned)
         owned.sock.close()
         self._send({"kind": "closed", "peer": owned.peer})
 
@@ -313,7 +323,8 @@ class _Worker:
         owned = _Owned(sock, peer)
         with self.sending:
             self.owned[id(owned)] = owned
-        self.events.register(sock, selectors.EVENT_READ, owned)
+        self.by_fd[sock.fileno()] = owned
+        self.events.register(sock.fileno(), select.EPOLLIN)
         self.serve(owned)
 
     def _answer(self, outcome: QueryOutcome, etag: str, gzip: bool) -> bytes:
@@ -344,7 +355,7 @@ class _Worker:
             return
         if sent < len(data):
             owned.out, owned.blocked = data[sent:], True
-            self.events.modify(owned.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, owned)
+            self.events.modify(owned.sock.fileno(), select.EPOLLIN | select.EPOLLOUT)
 
     def send_batch(self) -> None:
         """Send the answers of this round (to connections still owned)."""
@@ -358,7 +369,7 @@ class _Worker:
 
     def flush(self, owned: _Owned) -> None:
         data, owned.out, owned.blocked = owned.out, b"", False
-        self.events.modify(owned.sock, selectors.EVENT_READ, owned)
+        self.events.modify(owned.sock.fileno(), select.EPOLLIN)
         self._write(owned, data)
         if not owned.out and owned.close_after:
             self.close(owned)
@@ -527,16 +538,18 @@ class _Worker:
     def run(self) -> None:
         self.batch = []
         while True:
-            for key, mask in self.events.select(1.0):
-                owned = key.data
-                if owned is None:
+            for fd, mask in self.events.poll(1.0):
+                if fd == self.control:
                     try:
                         message = pickle.loads(self.conn.recv_bytes())  # noqa: S301
                     except (EOFError, OSError):
                         os._exit(0)
                     self._control(message)
                     continue
-                if mask & selectors.EVENT_WRITE and owned.out:
+                owned = self.by_fd.get(fd)
+                if owned is None:  # given back or closed earlier in this round
+                    continue
+                if mask & _WRITABLE and owned.out:
                     self.flush(owned)
                     if owned.out:
                         continue
