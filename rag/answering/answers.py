@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from rag.answering.citations import MAX_CITATIONS, AnswerSentence, CitedAnswer, check_citations
 from rag.answering.evidence import mentions_any
 from rag.answering.exact import ExactAnswer, extractive_exact, parse_exact, stated_in_frame
-from rag.answering.ideal import BUDGETS, Sentence, candidate_sentences, select, statement
+from rag.answering.ideal import (
+    BUDGETS,
+    Sentence,
+    candidate_sentences,
+    question_frame,
+    select,
+    statement,
+)
 from rag.answering.snippets import SimilarityScorer, Snippet
 from rag.answering.support import MIN_WORDS
 from rag.answering.yesno import NoReader
@@ -136,7 +143,9 @@ def extractive_answers(
     """Compose all three answers from the snippets without a generating model (``meaning``,
     the sentence model, helps choose the sentences; ``reader`` reads yes/no questions too)."""
     exact = extractive_exact(question, kind, snippets, reader)
-    warnings = () if snippets else ("no snippets were found, so there is nothing to answer from",)
+    warnings: tuple[str, ...] = (
+        () if snippets else ("no snippets were found, so there is nothing to answer from",)
+    )
     budget = BUDGETS.get(kind, BUDGETS["summary"])
     candidates = candidate_sentences(snippets)
     chosen = select(question, candidates, budget, meaning=meaning)
@@ -148,6 +157,13 @@ def extractive_answers(
     if len(cited_from) < 2:
         cited_from = select(question, about, BUDGETS["summary"], meaning=meaning)
     stated = stated_in_frame(question, exact, snippets)
+    frame = question_frame(question)
+    if frame and exact.entities and not stated.entities:
+        # the candidates are names the evidence mentions; none is stated in the asked relation
+        warnings += (
+            f'no sentence read states a name as the answer ("… {frame}"), so none is stated; '
+            "the exact answer's candidates are only mentioned with the question's words",
+        )
     return Answers(
         extractive_short(question, kind, stated, chosen),
         extractive_cited(question, kind, stated, cited_from, snippets),

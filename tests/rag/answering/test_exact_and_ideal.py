@@ -100,8 +100,15 @@ def test_a_name_is_put_into_the_question_s_frame_only_where_a_snippet_states_it_
     stated = "thrombocytopenia is the antidote for heparin."
     assert stated not in answers.short.lower()  # ... is not stated as the antidote
     assert all(stated not in s.text.lower() for s in answers.cited.sentences)
+    # and the run says so: the candidates are mentioned, none is stated
+    assert answers.warnings == (
+        'no sentence read states a name as the answer ("… is the antidote for heparin"), so '
+        "none is stated; the exact answer's candidates are only mentioned with the question's "
+        "words",
+    )
     given = _snippets([("3", "Protamine is the antidote for heparin in an overdose.")])
     answers = extractive_answers(question, "factoid", given)
+    assert answers.warnings == ()
     assert answers.short.startswith("Protamine is the antidote for heparin.")
     assert answers.cited.sentences[0].text == "Protamine is the antidote for heparin."
 
