@@ -84,6 +84,13 @@ def _count(value: int) -> Literal:
     return Literal(str(value), datatype=XSD.integer)
 
 
+def _triples_stated(subject: NamedNode | BlankNode, svc: Services) -> list[Quad]:
+    """``void:triples`` of the public data, or nothing while the SPARQL view's count is not
+    known (its view not ready within the wait, or the count being redone): never a guess."""
+    quads = svc.public_quads()
+    return [] if quads is None else [_quad(subject, VOID.triples, _count(quads))]
+
+
 def access_root(base: str) -> str:
     """Return the URL prefix clients of the current request reach the server at.
 
@@ -144,7 +151,7 @@ def service_description(svc: Services, endpoint_url: str) -> list[Quad]:
         _quad(dataset, RDF.type, SD.Dataset),
         _quad(dataset, SD.defaultGraph, default),
         _quad(default, RDF.type, SD.Graph),
-        _quad(default, VOID.triples, _count(svc.public_quads() or 0)),
+        *_triples_stated(default, svc),
     ]
     quads += [_quad(service, SD.resultFormat, FORMATS[name]) for name in _RESULT_FORMATS]
     return quads
@@ -212,7 +219,7 @@ def _void_quads(svc: Services, at: _Places) -> list[Quad]:
         _quad(doc, DCTERMS.license, at.licence),
         _quad(doc, VOID.sparqlEndpoint, at.reached(at.service)),
         _quad(doc, VOID.uriSpace, Literal(at.base + "/")),
-        _quad(doc, VOID.triples, _count(svc.public_quads() or 0)),
+        *_triples_stated(doc, svc),
         _quad(doc, VOID.dataDump, at.reached(at.dump)),
         _quad(doc, VOID.dataDump, at.reached(at.packed)),
     ]
