@@ -16,10 +16,11 @@ for each mention of a name, whether the sentence puts it in the place of a cause
 
 ``names_as_remedy`` reads the other side: whether a sentence names a name as what treats,
 reverses or prevents a condition. A template sentence ("X is used to treat Y.") states that
-relation, so it needs a sentence that does: a remedy word within ``_REACH`` words of the name
-and of every word of the condition, the name nowhere in the place of a cause. Mentioned together
-is not enough ("Delirium was found in 10 % of clozapine-treated inpatients" names clozapine as
-no remedy for delirium; "inpatients treated with clozapine …, reviewed … delirium" neither).
+relation, so it needs a sentence that does: a remedy word within ``_REMEDY_REACH`` words of
+the name and of every word of the condition, the name nowhere in the place of a cause. Mentioned
+together is not enough ("Delirium was found in 10 % of clozapine-treated inpatients" names
+clozapine as no remedy for delirium; "inpatients treated with clozapine …, reviewed … delirium"
+neither).
 
 Pure and deterministic; the word lists are ours.
 """
