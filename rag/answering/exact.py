@@ -30,7 +30,7 @@ from rag.answering.evidence import (
 from rag.answering.ideal import question_frame
 from rag.answering.snippets import Snippet
 from rag.answering.yesno import NoReader, decide, has_form
-from rag.text.causes import cause_roles, names_as_remedy
+from rag.text.causes import REMEDY_WORDS, cause_roles, names_as_remedy
 
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
 MAX_ENTITIES = 5
@@ -158,13 +158,7 @@ def extractive_exact(
 
 
 # the comparable forms of words asking what treats, reverses or prevents something
-_REMEDY = frozenset(
-    key(w)
-    for w in """
-    treat treats treated treatment treatments therapy therapies antidote antidotes cure cures
-    remedy remedies manage management prevent prevents prevention reverse reverses reversal
-    """.split()  # noqa: SIM905 (a word list reads better as text)
-)
+_REMEDY = frozenset(key(w) for w in REMEDY_WORDS)
 
 
 def _named_as_cause(name: str, question: str, snippets: Sequence[Snippet]) -> bool:

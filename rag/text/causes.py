@@ -118,16 +118,22 @@ def _caused_by(before: list[str], relief: bool) -> bool:
     return False
 
 
-# words that name a remedy ("treated with X", "X is the antidote for Y", "X prevents Y");
-# the relief words of ``_RELIEF`` count too ("Y resolved after X")
-REMEDY_WORDS = (
-    frozenset(
-        w
-        for w in """
-    treat treats treated treating treatment treatments therapy therapies therapeutic antidote
-    antidotes cure cures cured remedy remedies manage managed management prevent prevents
-    prevented prevention reverse reverses reversed reversal relieve relieves relieved
+# words that ask for a remedy or name one ("What is the treatment for Y?", "X is the antidote
+# for Y", "X prevents Y")
+REMEDY_WORDS = frozenset(
+    """
+    treat treats treated treatment treatments therapy therapies antidote antidotes cure cures
+    remedy remedies manage management prevent prevents prevention reverse reverses reversal
     """.split()  # noqa: SIM905
+)
+# what a sentence naming a remedy may say besides: more forms, and the relief words of
+# ``_RELIEF`` ("Y resolved after X")
+_REMEDY_SAID = (
+    REMEDY_WORDS
+    | frozenset(
+        """
+        treating therapeutic cured managed prevented reversed relieve relieves relieved
+        """.split()  # noqa: SIM905
     )
     | _RELIEF
 )
@@ -192,7 +198,7 @@ def names_as_remedy(
 @functools.cache
 def _forms(form: Callable[[str], str]) -> frozenset[str]:
     """The remedy words' comparable forms."""
-    return frozenset(form(w) for w in REMEDY_WORDS)
+    return frozenset(form(w) for w in _REMEDY_SAID)
 
 
 def _parts(token: str, form: Callable[[str], str]) -> frozenset[str]:
